@@ -1,0 +1,91 @@
+#include "app.hpp"
+
+#include "commands/registry.hpp"
+#include "core/suggest.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+constexpr const char* k_footer = R"(Examples:
+  cudaenv resolve tf-2.13            what TensorFlow 2.13 needs: CUDA 11.8.0 + cuDNN 8.6.0.163
+  cudaenv resolve 12.4+cudnn-9.1     an explicit CUDA + cuDNN pair
+  cudaenv list --available           every release the manifests offer
+
+SPEC: tf-2.13 | tensorflow-2.13 | 11.8 | 11.8.0 | cuda-11.8 | cudnn-8.6 (with --cuda) | 11.8+cudnn-8.6
+Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 integrity/manifest, 5 unsafe archive,
+  6 filesystem, 7 state conflict, 8 incompatible, 9 not found, 70 internal, 75 lock timeout
+)";
+
+/// Our own "did you mean" for a mistyped command, before CLI11 reports it generically.
+std::optional<Error> unknown_command(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--manifests") {
+            ++i; // skip its value
+            continue;
+        }
+        if (a.empty() || a[0] == '-') {
+            continue;
+        }
+        std::vector<std::string> names;
+        for (const auto& c : commands()) {
+            if (a == c.name) {
+                return std::nullopt;
+            }
+            if (!c.hidden) {
+                names.push_back(c.name);
+            }
+        }
+        if (a == "versions") {
+            return std::nullopt;
+        }
+        auto err = Error(ErrorCode::usage, "unknown command '" + a + "'");
+        if (auto m = closest_match(a, names)) {
+            err = std::move(err).with_hint("did you mean '" + *m + "'?");
+        }
+        return std::move(err).with_hint("cudaenv --help lists the commands");
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+int run(Context& ctx, int argc, char** argv) {
+    CLI::App app{"cudaenv: install and switch NVIDIA CUDA and cuDNN versions", "cudaenv"};
+    app.footer(k_footer);
+    app.require_subcommand(1);
+    app.add_flag("--json", ctx.json, "print one JSON document on stdout");
+    app.add_flag("--no-color", ctx.no_color, "no colour");
+    app.add_option("--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)");
+    app.set_version_flag("--version", "cudaenv " CUDAENV_VERSION_STRING);
+    for (const auto& c : commands()) {
+        c.setup(app, c, ctx);
+    }
+    for (auto* sub : app.get_subcommands({})) {
+        sub->fallthrough();
+    }
+    if (auto err = unknown_command(argc, argv)) {
+        return report_error(ctx, *err, "");
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e, *ctx.out, *ctx.err);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e, *ctx.out, *ctx.err);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e, *ctx.out, *ctx.err);
+    } catch (const CLI::ParseError& e) {
+        std::string msg = e.what();
+        auto err = Error(ErrorCode::usage, msg.empty() ? "invalid command line" : msg);
+        return report_error(ctx, std::move(err).with_hint("cudaenv --help"), "");
+    }
+    return ctx.exit_code;
+}
+
+} // namespace cudaenv::cli

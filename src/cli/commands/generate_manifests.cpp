@@ -1,0 +1,60 @@
+// cudaenv __generate-manifests --reference DIR [--out DIR]  (hidden; maintainers only)
+#include "../context.hpp"
+#include "core/manifest/generate.hpp"
+#include "registry.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+struct GenerateOptions {
+    std::string reference;
+    std::string out;
+};
+
+int run_generate(const GenerateOptions& o, Context& ctx) {
+    std::string out = o.out.empty() ? ctx.manifests_path().string() : o.out;
+    auto report = manifest::generate_manifests(o.reference, out);
+    if (!report) {
+        return report_error(ctx, report.error(), "__generate-manifests");
+    }
+    const auto& r = *report;
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", "__generate-manifests"},
+                   {"ok", true},
+                   {"out", out},
+                   {"cuda_redist", r.cuda_redist},
+                   {"cuda_runfile", r.cuda_runfile},
+                   {"cudnn", r.cudnn},
+                   {"framework_rows", r.framework_rows},
+                   {"gpus", r.gpus},
+                   {"registry_checked", r.registry_checked}});
+    } else {
+        *ctx.out << "wrote " << out << ": " << r.cuda_redist << " CUDA releases with archives, "
+                 << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases, "
+                 << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
+                 << r.registry_checked << " redistrib files matched the pinned registry\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+void setup_generate_manifests(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto opts = std::make_shared<GenerateOptions>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->group(""); // hidden from --help
+    sub->add_option("--reference", opts->reference, "NVIDIA redistrib files and facts.json")
+        ->required();
+    sub->add_option("--out", opts->out, "output directory (default: the manifests in use)");
+    sub->callback([opts, &ctx] { ctx.exit_code = run_generate(*opts, ctx); });
+}
+
+} // namespace cudaenv::cli

@@ -1,0 +1,91 @@
+#include "context.hpp"
+
+#include "core/manifest/codec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ostream>
+
+#ifndef CUDAENV_SOURCE_MANIFESTS
+#define CUDAENV_SOURCE_MANIFESTS ""
+#endif
+
+namespace cudaenv::cli {
+
+std::optional<std::string> Context::getenv(const std::string& name) const {
+    auto it = env.find(name);
+    if (it == env.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+std::filesystem::path Context::manifests_path() const {
+    if (!manifests_dir.empty()) {
+        return manifests_dir;
+    }
+    if (auto e = getenv("CUDAENV_MANIFESTS"); e && !e->empty()) {
+        return *e;
+    }
+    std::error_code ec;
+    auto installed = exe_path.parent_path().parent_path() / "share" / "cudaenv" / "manifests";
+    if (std::filesystem::is_directory(installed, ec)) {
+        return installed;
+    }
+    return CUDAENV_SOURCE_MANIFESTS;
+}
+
+Result<const manifest::Catalog*> Context::catalog() {
+    if (!m_catalog) {
+        auto c = manifest::load_catalog(manifests_path());
+        if (!c) {
+            return std::move(c).error();
+        }
+        m_catalog = std::move(*c);
+    }
+    return &*m_catalog;
+}
+
+int report_error(Context& ctx, const Error& error, const std::string& command) {
+    *ctx.err << "cudaenv: error: " << error.full_message() << "\n";
+    for (const auto& h : error.hints) {
+        *ctx.err << "help: " << h << "\n";
+    }
+    int code = exit_code(error.code);
+    if (ctx.json) {
+        emit_json(ctx,
+                  nlohmann::json{{"command", command},
+                                 {"ok", false},
+                                 {"error",
+                                  {{"code", to_string(error.code)},
+                                   {"exit_code", code},
+                                   {"message", error.full_message()},
+                                   {"hints", error.hints}}}});
+    }
+    return code;
+}
+
+void emit_json(Context& ctx, nlohmann::json doc) {
+    doc["schema_version"] = 1;
+    *ctx.out << doc.dump(2) << "\n";
+}
+
+std::string human_size(std::uint64_t bytes) {
+    static constexpr const char* k_units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    std::size_t u = 0;
+    while (v >= 1024.0 && u + 1 < std::size(k_units)) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    if (u == 0) {
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    } else {
+        std::snprintf(buf, sizeof buf, "%.1f %s", v, k_units[u]);
+    }
+    return buf;
+}
+
+} // namespace cudaenv::cli

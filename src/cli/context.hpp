@@ -1,0 +1,55 @@
+// What every command gets: the environment captured once in main, the global options, and
+// the output streams. Nothing below cli/ reads getenv or writes to stdout.
+#pragma once
+
+#include "core/error.hpp"
+#include "core/manifest/model.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace cudaenv::cli {
+
+struct Context {
+    std::map<std::string, std::string> env;
+    std::filesystem::path exe_path;
+    std::ostream* out = nullptr;
+    std::ostream* err = nullptr;
+
+    // global options
+    bool json = false;
+    bool no_color = false;
+    std::string manifests_dir; ///< --manifests; empty: CUDAENV_MANIFESTS, then built-in
+
+    /// Set by the command that ran.
+    int exit_code = 0;
+
+    std::optional<std::string> getenv(const std::string& name) const;
+
+    /// --manifests, else CUDAENV_MANIFESTS, else the built-in manifests next to the binary
+    /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
+    std::filesystem::path manifests_path() const;
+
+    /// Loads the catalog once per process.
+    Result<const manifest::Catalog*> catalog();
+
+  private:
+    std::optional<manifest::Catalog> m_catalog;
+};
+
+/// Prints an error as the contract says: one line "cudaenv: error: ..." and "help:" lines on
+/// stderr; with --json also a document on stdout. Returns the exit code.
+int report_error(Context& ctx, const Error& error, const std::string& command);
+
+/// Writes one JSON document (with schema_version) to stdout.
+void emit_json(Context& ctx, nlohmann::json doc);
+
+/// 1536 -> "1.5 KiB"
+std::string human_size(std::uint64_t bytes);
+
+} // namespace cudaenv::cli

@@ -1,0 +1,34 @@
+// cudaenv's entry point: capture the process state once, run the CLI, map errors to exit codes.
+#include "app.hpp"
+#include "context.hpp"
+
+#include <csignal>
+#include <exception>
+#include <iostream>
+#include <unistd.h>
+
+extern char** environ;
+
+int main(int argc, char** argv) {
+    // A closed pipe (Ansible, `| head`) must not kill a run half-way: writes fail instead.
+    std::signal(SIGPIPE, SIG_IGN);
+    cudaenv::cli::Context ctx;
+    for (char** e = environ; *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq != std::string::npos) {
+            ctx.env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+        }
+    }
+    std::error_code ec;
+    ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    ctx.out = &std::cout;
+    ctx.err = &std::cerr;
+    try {
+        return cudaenv::cli::run(ctx, argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "cudaenv: internal error: " << e.what() << "\n"
+                  << "help: this is a bug; please report it with the command line you ran\n";
+        return 70;
+    }
+}

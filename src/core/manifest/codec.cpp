@@ -1,0 +1,803 @@
+#include "codec.hpp"
+
+#include "../fs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace cudaenv::manifest {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+bool is_sha256_hex(std::string_view s) {
+    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+bool is_safe_relative_path(std::string_view s) {
+    if (s.empty() || s.front() == '/') {
+        return false;
+    }
+    for (char c : s) {
+        if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            return false;
+        }
+    }
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        std::size_t end = s.find('/', start);
+        if (end == std::string_view::npos) {
+            end = s.size();
+        }
+        std::string_view seg = s.substr(start, end - start);
+        if (seg.empty() || seg == "." || seg == "..") {
+            return false;
+        }
+        start = end + 1;
+    }
+    return true;
+}
+
+namespace {
+
+/// Field access with errors that name the manifest and the field.
+class Reader {
+  public:
+    explicit Reader(std::string_view origin) : m_origin(origin) {}
+
+    Error error(const std::string& what) const {
+        return Error(ErrorCode::integrity, "manifest '" + m_origin + "': " + what);
+    }
+
+    Result<const json*> object(const json& parent, std::string_view key) const {
+        auto it = parent.find(key);
+        if (it == parent.end() || !it->is_object()) {
+            return error("'" + std::string(key) + "' must be an object");
+        }
+        return &*it;
+    }
+
+    Result<std::string> string(const json& obj, std::string_view key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+            return error("missing or empty '" + std::string(key) + "'");
+        }
+        return it->get<std::string>();
+    }
+
+    std::string opt_string(const json& obj, std::string_view key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || !it->is_string()) {
+            return {};
+        }
+        return it->get<std::string>();
+    }
+
+    Result<Version> version(const json& obj, std::string_view key) const {
+        auto s = string(obj, key);
+        if (!s) {
+            return std::move(s).error();
+        }
+        auto v = Version::parse(*s);
+        if (!v) {
+            return error("'" + std::string(key) + "': " + v.error().message);
+        }
+        return *v;
+    }
+
+    Result<std::optional<Version>> opt_version(const json& obj, std::string_view key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || it->is_null()) {
+            return std::optional<Version>{};
+        }
+        auto v = version(obj, key);
+        if (!v) {
+            return std::move(v).error();
+        }
+        return std::optional<Version>{*v};
+    }
+
+    /// Non-negative integer, written as a number or (as NVIDIA does) a decimal string.
+    Result<std::optional<std::uint64_t>> size(const json& obj, std::string_view key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || it->is_null()) {
+            return std::optional<std::uint64_t>{};
+        }
+        if (it->is_number_unsigned()) {
+            return std::optional<std::uint64_t>{it->get<std::uint64_t>()};
+        }
+        if (it->is_string()) {
+            const auto& s = it->get_ref<const std::string&>();
+            if (!s.empty() && s.size() <= 19 &&
+                std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+                return std::optional<std::uint64_t>{std::stoull(s)};
+            }
+        }
+        return error("'" + std::string(key) + "' must be a non-negative integer");
+    }
+
+    Result<unsigned> uint(const json& obj, std::string_view key) const {
+        auto it = obj.find(key);
+        if (it == obj.end() || !it->is_number_unsigned() || it->get<std::uint64_t>() > 100000) {
+            return error("'" + std::string(key) + "' must be a small non-negative integer");
+        }
+        return static_cast<unsigned>(it->get<std::uint64_t>());
+    }
+
+    /// {path?, sha256, size?}; `need_size` makes size mandatory.
+    Result<Artifact> artifact(const json& obj, const std::string& where, bool need_size) const {
+        if (!obj.is_object()) {
+            return error(where + " must be an object");
+        }
+        Artifact a;
+        a.path = opt_string(obj, "path");
+        if (obj.contains("path") && !obj.at("path").is_null() &&
+            (!obj.at("path").is_string() || !is_safe_relative_path(a.path))) {
+            return error(where + ": unsafe or malformed path '" + a.path +
+                         "' (must be relative, without '..')");
+        }
+        a.url = opt_string(obj, "url");
+        if (obj.contains("url") && (a.url.rfind("https://", 0) != 0 || !a.path.empty())) {
+            return error(where + ": 'url' must be an https URL and exclude 'path'");
+        }
+        auto sha = obj.find("sha256");
+        if (sha == obj.end() || !sha->is_string()) {
+            return error(where + ": missing sha256");
+        }
+        a.sha256 = sha->get<std::string>();
+        if (!is_sha256_hex(a.sha256)) {
+            return error(where + ": sha256 '" + a.sha256 + "' is not 64 lowercase hex digits");
+        }
+        auto sz = size(obj, "size");
+        if (!sz) {
+            return error(where + ": " + sz.error().message);
+        }
+        a.size = *sz;
+        if (need_size && !a.size) {
+            return error(where + ": missing size");
+        }
+        return a;
+    }
+
+    Status header(const json& doc, std::string_view kind) const {
+        if (!doc.is_object()) {
+            return error("not a JSON object");
+        }
+        auto schema = doc.find("schema");
+        if (schema == doc.end() || !schema->is_string()) {
+            return error("no 'schema' field; expected '" + std::string(k_schema) + "'");
+        }
+        if (schema->get_ref<const std::string&>() != k_schema) {
+            return error("unknown schema '" + schema->get<std::string>() + "'; this cudaenv reads '" +
+                         std::string(k_schema) + "'")
+                .with_hint("a newer cudaenv may read it; upgrade cudaenv or use manifests written "
+                           "for this version");
+        }
+        auto k = doc.find("kind");
+        if (k == doc.end() || !k->is_string() || k->get_ref<const std::string&>() != kind) {
+            return error("expected kind '" + std::string(kind) + "'");
+        }
+        return Ok{};
+    }
+
+  private:
+    std::string m_origin;
+};
+
+
+Result<std::map<std::string, Artifact, std::less<>>>
+platform_map(const Reader& rd, const json& obj, const std::string& where, bool need_size) {
+    std::map<std::string, Artifact, std::less<>> out;
+    if (!obj.is_object()) {
+        return rd.error(where + " must be an object");
+    }
+    for (const auto& [platform, a] : obj.items()) {
+        auto art = CUDAENV_TRY(rd.artifact(a, where + "." + platform, need_size));
+        out.emplace(platform, std::move(art));
+    }
+    return out;
+}
+
+Result<SmRange> parse_sm(const Reader& rd, const json& obj) {
+    SmRange sm;
+    sm.min = CUDAENV_TRY(rd.uint(obj, "min"));
+    sm.max = CUDAENV_TRY(rd.uint(obj, "max"));
+    auto it = obj.find("archs");
+    if (it != obj.end()) {
+        if (!it->is_array()) {
+            return rd.error("'sm.archs' must be an array");
+        }
+        for (const auto& a : *it) {
+            if (!a.is_number_unsigned()) {
+                return rd.error("'sm.archs' must hold integers");
+            }
+            sm.archs.push_back(a.get<unsigned>());
+        }
+    }
+    if (sm.min > sm.max) {
+        return rd.error("'sm.min' is above 'sm.max'");
+    }
+    return sm;
+}
+
+CompatRule parse_rule(const std::string& s, bool& ok) {
+    ok = true;
+    if (s == "exact") {
+        return CompatRule::exact;
+    }
+    if (s == "same-major-min-minor") {
+        return CompatRule::same_major_min_minor;
+    }
+    ok = false;
+    return CompatRule::exact;
+}
+
+const char* rule_name(CompatRule r) {
+    return r == CompatRule::exact ? "exact" : "same-major-min-minor";
+}
+
+
+} // namespace
+
+Result<json> parse_json_text(std::string_view text, std::string_view origin) {
+    json doc = json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded()) {
+        return Error(ErrorCode::integrity,
+                     "manifest '" + std::string(origin) + "': invalid JSON");
+    }
+    return doc;
+}
+
+Result<CudaRelease> parse_cuda_release(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "cuda"));
+    CudaRelease r;
+    r.version = CUDAENV_TRY(rd.version(doc, "version"));
+    if (r.version.size() != 3) {
+        return rd.error("CUDA version '" + r.version.str() + "' must be X.Y.Z");
+    }
+    r.release_date = rd.opt_string(doc, "release_date");
+    auto source = CUDAENV_TRY(rd.string(doc, "source"));
+    if (source == "redist") {
+        r.source = CudaSource::redist;
+        const json* red = CUDAENV_TRY(rd.object(doc, "redistrib"));
+        r.redistrib = CUDAENV_TRY(rd.artifact(*red, "redistrib", true));
+        if (!r.redistrib->downloadable()) {
+            return rd.error("redistrib: missing path");
+        }
+    } else if (source == "runfile") {
+        r.source = CudaSource::runfile;
+        const json* run = CUDAENV_TRY(rd.object(doc, "runfiles"));
+        r.runfiles = CUDAENV_TRY(platform_map(rd, *run, "runfiles", false));
+    } else {
+        return rd.error("unknown source '" + source + "' (expected 'redist' or 'runfile')");
+    }
+    r.nvcc_version = CUDAENV_TRY(rd.opt_version(doc, "nvcc_version"));
+    if (auto it = doc.find("driver"); it != doc.end() && it->is_object()) {
+        r.driver_min = CUDAENV_TRY(rd.opt_version(*it, "min"));
+        r.driver_min_source = rd.opt_string(*it, "min_source");
+        r.driver_compat_min = CUDAENV_TRY(rd.opt_version(*it, "compat_min"));
+    }
+    if (auto it = doc.find("sm"); it != doc.end() && it->is_object()) {
+        r.sm = CUDAENV_TRY(parse_sm(rd, *it));
+    }
+    if (auto it = doc.find("host_compilers"); it != doc.end() && it->is_object()) {
+        r.gcc_max = CUDAENV_TRY(rd.opt_version(*it, "gcc_max"));
+        r.clang_max = CUDAENV_TRY(rd.opt_version(*it, "clang_max"));
+    }
+    if (auto it = doc.find("components"); it != doc.end()) {
+        if (!it->is_object()) {
+            return rd.error("'components' must be an object");
+        }
+        for (const auto& [name, c] : it->items()) {
+            if (!c.is_object()) {
+                return rd.error("component '" + name + "' must be an object");
+            }
+            Component comp;
+            comp.name = name;
+            comp.description = rd.opt_string(c, "name");
+            comp.version = CUDAENV_TRY(rd.version(c, "version"));
+            const json* plats = CUDAENV_TRY(rd.object(c, "platforms"));
+            comp.platforms = CUDAENV_TRY(platform_map(rd, *plats, name, true));
+            for (const auto& [p, a] : comp.platforms) {
+                if (!a.downloadable()) {
+                    return rd.error(name + "." + p + ": missing path");
+                }
+            }
+            r.components.push_back(std::move(comp));
+        }
+    } else if (r.source == CudaSource::redist) {
+        return rd.error("missing 'components'");
+    }
+    std::sort(r.components.begin(), r.components.end(), [](const auto& a, const auto& b) {
+        return a.name < b.name;
+    });
+    return r;
+}
+
+Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "cudnn"));
+    CudnnRelease r;
+    r.version = CUDAENV_TRY(rd.version(doc, "version"));
+    r.major = CUDAENV_TRY(rd.uint(doc, "major"));
+    if (r.major != r.version.major()) {
+        return rd.error("'major' disagrees with version '" + r.version.str() + "'");
+    }
+    r.release_date = rd.opt_string(doc, "release_date");
+    auto layout = CUDAENV_TRY(rd.string(doc, "layout"));
+    if (layout == "redist") {
+        r.layout = CudnnLayout::redist;
+    } else if (layout == "tarball") {
+        r.layout = CudnnLayout::tarball;
+    } else {
+        return rd.error("unknown layout '" + layout + "' (expected 'redist' or 'tarball')");
+    }
+    if (auto it = doc.find("redistrib"); it != doc.end()) {
+        if (!it->is_array()) {
+            return rd.error("'redistrib' must be an array");
+        }
+        for (const auto& a : *it) {
+            auto art = CUDAENV_TRY(rd.artifact(a, "redistrib", true));
+            if (!art.downloadable()) {
+                return rd.error("redistrib: missing path");
+            }
+            r.redistrib.push_back(std::move(art));
+        }
+    }
+    auto builds = doc.find("builds");
+    if (builds == doc.end() || !builds->is_array() || builds->empty()) {
+        return rd.error("'builds' must be a non-empty array");
+    }
+    for (const auto& b : *builds) {
+        if (!b.is_object()) {
+            return rd.error("each build must be an object");
+        }
+        CudnnBuild build;
+        build.cuda = CUDAENV_TRY(rd.string(b, "cuda"));
+        auto cv = Version::try_parse(build.cuda);
+        if (!cv) {
+            return rd.error("build cuda '" + build.cuda + "' is not a version");
+        }
+        build.cuda_major = cv->major();
+        const json* plats = CUDAENV_TRY(rd.object(b, "platforms"));
+        // Sizes are known where NVIDIA's index was saved; for releases known only by their
+        // hash (Spack) the size is absent and the download is capped by the hash check alone.
+        build.platforms = CUDAENV_TRY(platform_map(rd, *plats, "build cuda" + build.cuda, false));
+        r.builds.push_back(std::move(build));
+    }
+    return r;
+}
+
+Result<Framework> parse_framework(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "framework"));
+    Framework f;
+    f.name = CUDAENV_TRY(rd.string(doc, "name"));
+    for (const char* key : {"aliases", "packages"}) {
+        auto& out = std::string_view(key) == "aliases" ? f.aliases : f.packages;
+        if (auto it = doc.find(key); it != doc.end()) {
+            if (!it->is_array()) {
+                return rd.error(std::string("'") + key + "' must be an array");
+            }
+            for (const auto& a : *it) {
+                if (!a.is_string()) {
+                    return rd.error(std::string("'") + key + "' must hold strings");
+                }
+                out.push_back(a.get<std::string>());
+            }
+        }
+    }
+    if (auto it = doc.find("compat"); it != doc.end() && it->is_object()) {
+        bool ok = true;
+        if (auto c = rd.opt_string(*it, "cuda"); !c.empty()) {
+            f.cuda_rule = parse_rule(c, ok);
+        }
+        if (ok) {
+            if (auto c = rd.opt_string(*it, "cudnn"); !c.empty()) {
+                f.cudnn_rule = parse_rule(c, ok);
+            }
+        }
+        if (!ok) {
+            return rd.error("unknown compat rule (expected 'exact' or 'same-major-min-minor')");
+        }
+    }
+    auto rel = doc.find("releases");
+    if (rel == doc.end() || !rel->is_array() || rel->empty()) {
+        return rd.error("'releases' must be a non-empty array");
+    }
+    for (const auto& row : *rel) {
+        if (!row.is_object()) {
+            return rd.error("each release must be an object");
+        }
+        FrameworkRelease fr;
+        fr.series = CUDAENV_TRY(rd.version(row, "series"));
+        fr.tested = CUDAENV_TRY(rd.version(row, "tested"));
+        fr.cuda = CUDAENV_TRY(rd.version(row, "cuda"));
+        fr.cudnn = CUDAENV_TRY(rd.version(row, "cudnn"));
+        if (!fr.series.is_prefix_of(fr.tested)) {
+            return rd.error("release " + fr.tested.str() + " is not in series " + fr.series.str());
+        }
+        fr.package = rd.opt_string(row, "package");
+        fr.python = rd.opt_string(row, "python");
+        fr.compiler = rd.opt_string(row, "compiler");
+        fr.build_tools = rd.opt_string(row, "build_tools");
+        f.releases.push_back(std::move(fr));
+    }
+    std::sort(f.releases.begin(), f.releases.end(), [](const auto& a, const auto& b) {
+        return a.series > b.series;
+    });
+    return f;
+}
+
+Result<std::vector<Gpu>> parse_gpus(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "gpus"));
+    auto list = doc.find("gpus");
+    if (list == doc.end() || !list->is_array()) {
+        return rd.error("'gpus' must be an array");
+    }
+    std::vector<Gpu> out;
+    for (const auto& g : *list) {
+        if (!g.is_object()) {
+            return rd.error("each gpu must be an object");
+        }
+        Gpu gpu;
+        gpu.name = CUDAENV_TRY(rd.string(g, "name"));
+        auto cc = CUDAENV_TRY(rd.version(g, "compute_capability"));
+        if (cc.size() != 2) {
+            return rd.error("compute capability of '" + gpu.name + "' must be X.Y");
+        }
+        gpu.compute_capability = cc.major() * 10 + cc.minor();
+        gpu.architecture = rd.opt_string(g, "architecture");
+        out.push_back(std::move(gpu));
+    }
+    return out;
+}
+
+Result<std::vector<Profile>> parse_profiles(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "profiles"));
+    auto list = doc.find("profiles");
+    if (list == doc.end() || !list->is_array()) {
+        return rd.error("'profiles' must be an array");
+    }
+    auto strings = [&](const json& obj, const char* key) -> Result<std::vector<std::string>> {
+        std::vector<std::string> v;
+        if (auto it = obj.find(key); it != obj.end()) {
+            if (!it->is_array()) {
+                return rd.error(std::string("'") + key + "' must be an array");
+            }
+            for (const auto& s : *it) {
+                if (!s.is_string()) {
+                    return rd.error(std::string("'") + key + "' must hold strings");
+                }
+                v.push_back(s.get<std::string>());
+            }
+        }
+        return v;
+    };
+    std::vector<Profile> out;
+    std::set<std::string> names;
+    for (const auto& p : *list) {
+        if (!p.is_object()) {
+            return rd.error("each profile must be an object");
+        }
+        Profile prof;
+        prof.name = CUDAENV_TRY(rd.string(p, "name"));
+        prof.description = rd.opt_string(p, "description");
+        prof.includes = CUDAENV_TRY(strings(p, "includes"));
+        prof.components = CUDAENV_TRY(strings(p, "components"));
+        prof.exclude = CUDAENV_TRY(strings(p, "exclude"));
+        if (auto it = p.find("all"); it != p.end() && it->is_boolean()) {
+            prof.all = it->get<bool>();
+        }
+        for (const auto& inc : prof.includes) {
+            if (!names.count(inc)) {
+                return rd.error("profile '" + prof.name + "' includes '" + inc +
+                                "', which is not defined before it");
+            }
+        }
+        if (!names.insert(prof.name).second) {
+            return rd.error("profile '" + prof.name + "' defined twice");
+        }
+        out.push_back(std::move(prof));
+    }
+    return out;
+}
+
+Result<Rules> parse_rules(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "rules"));
+    Rules r;
+    const json* cudnn = CUDAENV_TRY(rd.object(doc, "cudnn"));
+    for (const auto& [major, spec] : cudnn->items()) {
+        auto m = Version::try_parse(major);
+        if (!m || m->size() != 1 || !spec.is_object()) {
+            return rd.error("cudnn rules must be keyed by major version");
+        }
+        auto libs = spec.find("libraries");
+        if (libs == spec.end() || !libs->is_array() || libs->empty()) {
+            return rd.error("cudnn " + major + ": 'libraries' must be a non-empty array");
+        }
+        for (const auto& l : *libs) {
+            if (!l.is_string()) {
+                return rd.error("cudnn " + major + ": 'libraries' must hold strings");
+            }
+            r.cudnn_sublibraries[m->major()].push_back(l.get<std::string>());
+        }
+        r.cudnn_version_header[m->major()] = CUDAENV_TRY(rd.string(spec, "version_header"));
+    }
+    return r;
+}
+
+namespace {
+
+ojson artifact_json(const Artifact& a) {
+    ojson j = ojson::object();
+    if (!a.path.empty()) {
+        j["path"] = a.path;
+    }
+    if (!a.url.empty()) {
+        j["url"] = a.url;
+    }
+    j["sha256"] = a.sha256;
+    if (a.size) {
+        j["size"] = *a.size;
+    }
+    return j;
+}
+
+ojson platforms_json(const std::map<std::string, Artifact, std::less<>>& m) {
+    ojson j = ojson::object();
+    for (const auto& [p, a] : m) {
+        j[p] = artifact_json(a);
+    }
+    return j;
+}
+
+ojson header_json(const char* kind) {
+    return ojson{{"schema", std::string(k_schema)}, {"kind", kind}};
+}
+
+} // namespace
+
+ojson to_json(const CudaRelease& r) {
+    ojson j = header_json("cuda");
+    j["version"] = r.version.str();
+    if (!r.release_date.empty()) {
+        j["release_date"] = r.release_date;
+    }
+    j["source"] = r.source == CudaSource::redist ? "redist" : "runfile";
+    if (r.redistrib) {
+        j["redistrib"] = artifact_json(*r.redistrib);
+    }
+    if (r.source == CudaSource::runfile) {
+        j["runfiles"] = platforms_json(r.runfiles);
+    }
+    if (r.nvcc_version) {
+        j["nvcc_version"] = r.nvcc_version->str();
+    }
+    ojson d = ojson::object();
+    if (r.driver_min) {
+        d["min"] = r.driver_min->str();
+        d["min_source"] = r.driver_min_source;
+    }
+    if (r.driver_compat_min) {
+        d["compat_min"] = r.driver_compat_min->str();
+    }
+    if (!d.empty()) {
+        j["driver"] = d;
+    }
+    if (r.sm) {
+        j["sm"] = ojson{{"min", r.sm->min}, {"max", r.sm->max}, {"archs", r.sm->archs}};
+    }
+    ojson hc = ojson::object();
+    if (r.gcc_max) {
+        hc["gcc_max"] = r.gcc_max->str();
+    }
+    if (r.clang_max) {
+        hc["clang_max"] = r.clang_max->str();
+    }
+    if (!hc.empty()) {
+        j["host_compilers"] = hc;
+    }
+    if (r.source == CudaSource::redist) {
+        ojson comps = ojson::object();
+        for (const auto& c : r.components) {
+            ojson cj = ojson::object();
+            if (!c.description.empty()) {
+                cj["name"] = c.description;
+            }
+            cj["version"] = c.version.str();
+            cj["platforms"] = platforms_json(c.platforms);
+            comps[c.name] = cj;
+        }
+        j["components"] = comps;
+    }
+    return j;
+}
+
+ojson to_json(const CudnnRelease& r) {
+    ojson j = header_json("cudnn");
+    j["version"] = r.version.str();
+    j["major"] = r.major;
+    if (!r.release_date.empty()) {
+        j["release_date"] = r.release_date;
+    }
+    j["layout"] = r.layout == CudnnLayout::redist ? "redist" : "tarball";
+    if (!r.redistrib.empty()) {
+        ojson red = ojson::array();
+        for (const auto& a : r.redistrib) {
+            red.push_back(artifact_json(a));
+        }
+        j["redistrib"] = red;
+    }
+    ojson builds = ojson::array();
+    for (const auto& b : r.builds) {
+        builds.push_back(ojson{{"cuda", b.cuda}, {"platforms", platforms_json(b.platforms)}});
+    }
+    j["builds"] = builds;
+    return j;
+}
+
+ojson to_json(const Framework& f) {
+    ojson j = header_json("framework");
+    j["name"] = f.name;
+    j["aliases"] = f.aliases;
+    j["packages"] = f.packages;
+    j["compat"] = ojson{{"cuda", rule_name(f.cuda_rule)}, {"cudnn", rule_name(f.cudnn_rule)}};
+    ojson rel = ojson::array();
+    for (const auto& r : f.releases) {
+        ojson row{{"series", r.series.str()},
+                 {"tested", r.tested.str()},
+                 {"cuda", r.cuda.str()},
+                 {"cudnn", r.cudnn.str()}};
+        if (!r.package.empty()) {
+            row["package"] = r.package;
+        }
+        if (!r.python.empty()) {
+            row["python"] = r.python;
+        }
+        if (!r.compiler.empty()) {
+            row["compiler"] = r.compiler;
+        }
+        if (!r.build_tools.empty()) {
+            row["build_tools"] = r.build_tools;
+        }
+        rel.push_back(row);
+    }
+    j["releases"] = rel;
+    return j;
+}
+
+ojson gpus_to_json(const std::vector<Gpu>& gpus) {
+    ojson j = header_json("gpus");
+    ojson list = ojson::array();
+    for (const auto& g : gpus) {
+        ojson gj{{"name", g.name},
+                {"compute_capability",
+                 std::to_string(g.compute_capability / 10) + "." +
+                     std::to_string(g.compute_capability % 10)}};
+        if (!g.architecture.empty()) {
+            gj["architecture"] = g.architecture;
+        }
+        list.push_back(gj);
+    }
+    j["gpus"] = list;
+    return j;
+}
+
+ojson profiles_to_json(const std::vector<Profile>& profiles) {
+    ojson j = header_json("profiles");
+    ojson list = ojson::array();
+    for (const auto& p : profiles) {
+        ojson pj{{"name", p.name}, {"description", p.description}};
+        if (p.all) {
+            pj["all"] = true;
+            pj["exclude"] = p.exclude;
+        } else {
+            pj["includes"] = p.includes;
+            pj["components"] = p.components;
+        }
+        list.push_back(pj);
+    }
+    j["profiles"] = list;
+    return j;
+}
+
+ojson to_json(const Rules& r) {
+    ojson j = header_json("rules");
+    ojson cudnn = ojson::object();
+    for (const auto& [major, libs] : r.cudnn_sublibraries) {
+        ojson spec{{"libraries", libs}};
+        if (auto it = r.cudnn_version_header.find(major); it != r.cudnn_version_header.end()) {
+            spec["version_header"] = it->second;
+        }
+        cudnn[std::to_string(major)] = spec;
+    }
+    j["cudnn"] = cudnn;
+    return j;
+}
+
+namespace {
+
+Result<json> load_json_file(const std::filesystem::path& file) {
+    auto text = read_text_file(file);
+    if (!text) {
+        return Error(ErrorCode::integrity, std::move(text).error().message);
+    }
+    return parse_json_text(*text, file.string());
+}
+
+/// The .json files directly in dir, sorted; a missing dir is empty.
+std::vector<std::filesystem::path> json_files(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() == ".json") {
+            out.push_back(it->path());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+template <typename T, typename F>
+Status load_releases(const std::filesystem::path& dir, std::vector<T>& out, F parse) {
+    for (const auto& file : json_files(dir)) {
+        auto doc = CUDAENV_TRY(load_json_file(file));
+        auto rel = CUDAENV_TRY(parse(doc, file.string()));
+        if (rel.version.str() != file.stem().string()) {
+            return Error(ErrorCode::integrity,
+                         "manifest '" + file.string() + "': holds version '" + rel.version.str() +
+                             "' but is named '" + file.filename().string() + "'");
+        }
+        out.push_back(std::move(rel));
+    }
+    std::sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.version < b.version; });
+    return Ok{};
+}
+
+} // namespace
+
+Result<Catalog> load_catalog(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+        return Error(ErrorCode::integrity, "manifest directory '" + dir.string() + "' not found")
+            .with_hint("set CUDAENV_MANIFESTS or --manifests to a directory of cudaenv manifests");
+    }
+    Catalog c;
+    CUDAENV_TRY(load_releases(dir / "cuda", c.cuda, parse_cuda_release));
+    CUDAENV_TRY(load_releases(dir / "cudnn", c.cudnn, parse_cudnn_release));
+    for (const auto& file : json_files(dir / "frameworks")) {
+        auto doc = CUDAENV_TRY(load_json_file(file));
+        c.frameworks.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));
+    }
+    if (c.cuda.empty()) {
+        return Error(ErrorCode::integrity, "manifest directory '" + dir.string() +
+                                               "' has no CUDA releases (cuda/*.json)");
+    }
+    auto gpus = dir / "gpus.json";
+    if (std::filesystem::exists(gpus, ec)) {
+        auto doc = CUDAENV_TRY(load_json_file(gpus));
+        c.gpus = CUDAENV_TRY(parse_gpus(doc, gpus.string()));
+    }
+    auto profiles = dir / "profiles.json";
+    {
+        auto doc = CUDAENV_TRY(load_json_file(profiles));
+        c.profiles = CUDAENV_TRY(parse_profiles(doc, profiles.string()));
+    }
+    auto rules = dir / "rules.json";
+    {
+        auto doc = CUDAENV_TRY(load_json_file(rules));
+        c.rules = CUDAENV_TRY(parse_rules(doc, rules.string()));
+    }
+    return c;
+}
+
+} // namespace cudaenv::manifest

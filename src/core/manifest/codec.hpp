@@ -1,0 +1,49 @@
+// Reading and writing cudaenv's manifest files (docs/manifests.md).
+//
+// Every reader validates as it parses and fails closed: an unknown schema, a missing or malformed
+// sha256, a path that is absolute or contains "..", or a file whose name disagrees with the
+// version inside is refused with ErrorCode::integrity and the file named. Unknown keys are
+// ignored so that newer manifests with extra facts still load.
+#pragma once
+
+#include "../error.hpp"
+#include "model.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <filesystem>
+#include <string_view>
+
+namespace cudaenv::manifest {
+
+/// Loads every manifest under `dir` (cuda/, cudnn/, frameworks/, gpus.json, profiles.json,
+/// rules.json) into one validated Catalog.
+Result<Catalog> load_catalog(const std::filesystem::path& dir);
+
+/// Parses one manifest document of the given kind; `origin` names it in errors.
+Result<CudaRelease> parse_cuda_release(const nlohmann::json& doc, std::string_view origin);
+Result<CudnnRelease> parse_cudnn_release(const nlohmann::json& doc, std::string_view origin);
+Result<Framework> parse_framework(const nlohmann::json& doc, std::string_view origin);
+Result<std::vector<Gpu>> parse_gpus(const nlohmann::json& doc, std::string_view origin);
+Result<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, std::string_view origin);
+Result<Rules> parse_rules(const nlohmann::json& doc, std::string_view origin);
+
+/// Parses text as JSON, turning a syntax error into ErrorCode::integrity.
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view origin);
+
+/// Writers, in the key order docs/manifests.md shows (schema and kind first).
+nlohmann::ordered_json to_json(const CudaRelease& r);
+nlohmann::ordered_json to_json(const CudnnRelease& r);
+nlohmann::ordered_json to_json(const Framework& f);
+nlohmann::ordered_json gpus_to_json(const std::vector<Gpu>& gpus);
+nlohmann::ordered_json profiles_to_json(const std::vector<Profile>& profiles);
+nlohmann::ordered_json to_json(const Rules& r);
+
+/// True for 64 lowercase hex digits.
+bool is_sha256_hex(std::string_view s);
+
+/// True for a relative path with no empty, "." or ".." segment, no backslash or control
+/// character: safe to append to a base URL or a directory.
+bool is_safe_relative_path(std::string_view s);
+
+} // namespace cudaenv::manifest

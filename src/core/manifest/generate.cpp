@@ -1,0 +1,621 @@
+#include "generate.hpp"
+
+#include "../fs.hpp"
+#include "../sha256.hpp"
+#include "codec.hpp"
+#include "nvidia_redist.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace cudaenv::manifest {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// CUDA releases older than this have no redistrib file and are described by runfiles.
+const Version k_first_redist_cuda = *Version::try_parse("11.4.2");
+/// cuDNN releases older than this are not carried (the issue covers 7.6 to 9.x).
+const Version k_first_cudnn = *Version::try_parse("7.6");
+
+Error gen_error(const std::string& what) {
+    return Error(ErrorCode::integrity, "generating manifests: " + what);
+}
+
+std::string str(const json& obj, const char* key) {
+    auto it = obj.find(key);
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// "580.65.06 (CUDA 13.0 GA, Table 3)" -> 580.65.06
+std::optional<Version> leading_version(const std::string& s) {
+    auto end = s.find_first_not_of("0123456789.");
+    std::string head = s.substr(0, end);
+    while (!head.empty() && head.back() == '.') {
+        head.pop_back();
+    }
+    return Version::try_parse(head);
+}
+
+/// NVIDIA's platform keys from Spack's (Linux-aarch64 is the SBSA runfile).
+std::string platform_from_spack(const std::string& key) {
+    if (key == "Linux-x86_64") {
+        return "linux-x86_64";
+    }
+    if (key == "Linux-aarch64") {
+        return "linux-sbsa";
+    }
+    return {};
+}
+
+bool wanted_platform(std::string_view p) {
+    return std::find(std::begin(k_platforms), std::end(k_platforms), p) != std::end(k_platforms);
+}
+
+/// Splits a facts URL into a path under the download base, or keeps it absolute.
+void set_location(Artifact& a, const std::string& url) {
+    std::string base = std::string(k_nvidia_base) + "/";
+    if (url.rfind(base, 0) == 0) {
+        a.path = url.substr(base.size());
+    } else {
+        a.url = url;
+    }
+}
+
+std::optional<std::uint64_t> size_of(const json& obj) {
+    auto it = obj.find("size");
+    if (it == obj.end()) {
+        return std::nullopt;
+    }
+    if (it->is_number_unsigned()) {
+        return it->get<std::uint64_t>();
+    }
+    if (it->is_string()) {
+        if (auto v = Version::try_parse(it->get<std::string>()); v && v->size() == 1) {
+            return std::stoull(it->get<std::string>());
+        }
+    }
+    return std::nullopt;
+}
+
+struct Facts {
+    json doc;
+    /// CUDA version -> Table 3 / bundled driver facts
+    std::map<Version, json> min_driver;
+    /// "11" -> 450.80.02
+    std::map<unsigned, Version> compat_floor;
+    /// registry sha256 of redistrib files: "cuda"/"cudnn" -> version -> sha256
+    std::map<std::string, std::map<std::string, std::string>> registry;
+};
+
+Result<Facts> load_facts(const fs::path& file) {
+    auto text = read_text_file(file);
+    if (!text) {
+        return std::move(text).error();
+    }
+    Facts f;
+    f.doc = json::parse(*text, nullptr, false);
+    if (f.doc.is_discarded() || !f.doc.is_object()) {
+        return gen_error("'" + file.string() + "' is not a JSON object");
+    }
+    for (const char* key : {"tensorflow",
+                            "cuda_min_driver",
+                            "cuda_minor_version_compatibility",
+                            "cuda_runfile_installers",
+                            "cuda_sm_support",
+                            "nvcc_host_gcc_max",
+                            "gpus_detail",
+                            "cudnn_releases",
+                            "redist_manifest_sha256"}) {
+        if (!f.doc.contains(key)) {
+            return gen_error("facts.json has no '" + std::string(key) + "' section");
+        }
+    }
+    for (const auto& row : f.doc["cuda_min_driver"]) {
+        if (auto v = Version::try_parse(str(row, "cuda"))) {
+            f.min_driver[*v] = row;
+        }
+    }
+    for (const auto& [key, row] : f.doc["cuda_minor_version_compatibility"].items()) {
+        auto major = leading_version(key);
+        if (!major || !row.is_object()) {
+            continue;
+        }
+        std::string floor = str(row, "linux_min");
+        if (floor.empty()) {
+            floor = str(row, "first_release_linux_min");
+        }
+        if (auto v = leading_version(floor)) {
+            f.compat_floor[major->major()] = *v;
+        }
+    }
+    const auto& reg = f.doc["redist_manifest_sha256"]["registry"];
+    for (const char* kind : {"cuda", "cudnn"}) {
+        if (!reg.contains(kind)) {
+            continue;
+        }
+        for (const auto& [ver, entry] : reg[kind].items()) {
+            // Key the registry by the file name's version (the URL's redistrib_<v>.json).
+            std::string url = str(entry, "url");
+            auto pos = url.rfind("redistrib_");
+            if (pos == std::string::npos) {
+                continue;
+            }
+            std::string v = url.substr(pos + 10);
+            v = v.substr(0, v.size() - 5);
+            f.registry[kind][v] = str(entry, "sha256");
+        }
+    }
+    return f;
+}
+
+/// Minimum driver for full support: Table 3's row for the release, else the row of the nearest
+/// earlier release of the same major.minor (Table 3 rows cover their updates), else the driver
+/// bundled with the release.
+void apply_driver(const Facts& f, CudaRelease& r) {
+    auto it = f.min_driver.find(r.version);
+    if (it != f.min_driver.end()) {
+        if (auto v = Version::try_parse(str(it->second, "linux_min_driver"))) {
+            r.driver_min = v;
+            r.driver_min_source = "table3";
+        }
+    }
+    if (!r.driver_min) {
+        for (auto rit = f.min_driver.rbegin(); rit != f.min_driver.rend(); ++rit) {
+            if (rit->first < r.version && rit->first.truncated(2) == r.version.truncated(2)) {
+                if (auto v = Version::try_parse(str(rit->second, "linux_min_driver"))) {
+                    r.driver_min = v;
+                    r.driver_min_source = "table3:" + rit->first.str();
+                    break;
+                }
+            }
+        }
+    }
+    if (!r.driver_min && it != f.min_driver.end()) {
+        for (const char* key : {"bundled_linux_driver_manifest", "bundled_linux_driver_runfile"}) {
+            if (auto v = Version::try_parse(str(it->second, key))) {
+                r.driver_min = v;
+                r.driver_min_source = "bundled";
+                break;
+            }
+        }
+    }
+    if (auto c = f.compat_floor.find(r.version.major()); c != f.compat_floor.end()) {
+        r.driver_compat_min = c->second;
+    }
+}
+
+std::optional<unsigned> sm_number(const std::string& s) {
+    if (s.rfind("sm_", 0) != 0) {
+        return std::nullopt;
+    }
+    auto v = Version::try_parse(s.substr(3));
+    if (!v || v->size() != 1) {
+        return std::nullopt;
+    }
+    return v->major();
+}
+
+void apply_sm_and_compilers(const Facts& f, CudaRelease& r) {
+    std::string mm = r.version.truncated(2).str();
+    const auto& sm = f.doc["cuda_sm_support"]["per_cuda"];
+    if (auto it = sm.find(mm); it != sm.end()) {
+        auto lo = sm_number(str(*it, "min_sm"));
+        auto hi = sm_number(str(*it, "max_sm"));
+        if (lo && hi) {
+            SmRange range{*lo, *hi, {}};
+            for (const auto& a : it->value("real_archs", json::array())) {
+                if (auto n = sm_number(a.get<std::string>())) {
+                    range.archs.push_back(*n);
+                }
+            }
+            r.sm = range;
+        }
+    }
+    const auto& cc = f.doc["nvcc_host_gcc_max"];
+    if (auto it = cc.find(mm); it != cc.end()) {
+        r.gcc_max = Version::try_parse(str(*it, "gcc_max"));
+        r.clang_max = Version::try_parse(str(*it, "clang_max"));
+    }
+}
+
+/// Picks the artifact of a component for a platform: the plain one, or for variant components
+/// the variant built for this release ("cuda13.3" or "cuda13").
+const RedistArtifact* pick_variant(const std::map<std::string, RedistArtifact>& variants,
+                                   const Version& release) {
+    if (auto it = variants.find(""); it != variants.end()) {
+        return &it->second;
+    }
+    for (const auto& key : {"cuda" + release.truncated(2).str(), "cuda" + release.truncated(1).str()}) {
+        if (auto it = variants.find(key); it != variants.end()) {
+            return &it->second;
+        }
+    }
+    return nullptr;
+}
+
+Status check_registry(const Facts& f,
+                      const char* kind,
+                      const std::string& file_version,
+                      const std::string& sha,
+                      GenerateReport& report) {
+    auto k = f.registry.find(kind);
+    if (k == f.registry.end()) {
+        return Ok{};
+    }
+    auto it = k->second.find(file_version);
+    if (it == k->second.end()) {
+        return Ok{};
+    }
+    if (it->second != sha) {
+        return gen_error(std::string(kind) + " redistrib_" + file_version + ".json has sha256 " + sha +
+                         " but the registry pins " + it->second);
+    }
+    ++report.registry_checked;
+    return Ok{};
+}
+
+Result<std::vector<CudaRelease>>
+cuda_redist_releases(const fs::path& ref, const Facts& f, GenerateReport& report) {
+    std::vector<CudaRelease> out;
+    for (const auto& entry : fs::directory_iterator(ref)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind("cuda-redistrib_", 0) != 0 || entry.path().extension() != ".json") {
+            continue;
+        }
+        std::string ver = name.substr(15, name.size() - 15 - 5);
+        auto text = CUDAENV_TRY(read_text_file(entry.path()));
+        auto idx = CUDAENV_TRY(parse_redistrib(text, entry.path().string()));
+        CudaRelease r;
+        r.version = CUDAENV_TRY(Version::parse(ver));
+        r.release_date = idx.release_date;
+        r.source = CudaSource::redist;
+        Artifact red;
+        red.path = "cuda/redist/redistrib_" + ver + ".json";
+        red.sha256 = sha256_hex(text);
+        red.size = text.size();
+        CUDAENV_TRY(check_registry(f, "cuda", ver, red.sha256, report));
+        r.redistrib = red;
+        for (const auto& c : idx.components) {
+            Component comp;
+            comp.name = c.key;
+            comp.description = c.name;
+            auto cv = Version::try_parse(c.version);
+            if (!cv) {
+                continue; // a component without a version is not installable
+            }
+            comp.version = *cv;
+            for (const auto& [platform, variants] : c.platforms) {
+                if (!wanted_platform(platform)) {
+                    continue;
+                }
+                const RedistArtifact* a = pick_variant(variants, r.version);
+                if (!a) {
+                    continue;
+                }
+                Artifact art;
+                art.path = "cuda/redist/" + a->relative_path;
+                art.sha256 = a->sha256;
+                art.size = a->size;
+                if (!art.size) {
+                    return gen_error(name + ": " + c.key + "." + platform + " has no size");
+                }
+                comp.platforms.emplace(platform, std::move(art));
+            }
+            if (!comp.platforms.empty()) {
+                r.components.push_back(std::move(comp));
+            }
+        }
+        std::sort(r.components.begin(), r.components.end(), [](const auto& a, const auto& b) {
+            return a.name < b.name;
+        });
+        if (const auto* nvcc = r.component("cuda_nvcc")) {
+            r.nvcc_version = nvcc->version;
+        }
+        apply_driver(f, r);
+        apply_sm_and_compilers(f, r);
+        out.push_back(std::move(r));
+        ++report.cuda_redist;
+    }
+    return out;
+}
+
+std::vector<CudaRelease> cuda_runfile_releases(const Facts& f, GenerateReport& report) {
+    std::vector<CudaRelease> out;
+    for (const auto& [ver, entry] : f.doc["cuda_runfile_installers"]["versions"].items()) {
+        auto v = Version::try_parse(ver);
+        if (!v || v->size() != 3 || !(*v < k_first_redist_cuda)) {
+            continue;
+        }
+        CudaRelease r;
+        r.version = *v;
+        r.source = CudaSource::runfile;
+        const json runfiles = entry.value("runfiles", json::object());
+        for (const auto& [key, run] : runfiles.items()) {
+            std::string platform = platform_from_spack(key);
+            if (platform.empty() || !manifest::is_sha256_hex(str(run, "sha256"))) {
+                continue;
+            }
+            Artifact a;
+            set_location(a, str(run, "url"));
+            a.sha256 = str(run, "sha256");
+            r.runfiles.emplace(platform, std::move(a));
+        }
+        if (r.runfiles.empty()) {
+            continue;
+        }
+        if (auto it = f.min_driver.find(r.version); it != f.min_driver.end()) {
+            r.release_date = str(it->second, "release_date");
+        }
+        apply_driver(f, r);
+        apply_sm_and_compilers(f, r);
+        out.push_back(std::move(r));
+        ++report.cuda_runfile;
+    }
+    return out;
+}
+
+/// cuDNN builds from NVIDIA's own index files for this release, merged.
+Status cudnn_from_redistrib(const fs::path& ref,
+                            const Facts& f,
+                            const json& release,
+                            CudnnRelease& r,
+                            GenerateReport& report) {
+    std::map<std::string, CudnnBuild> builds; // by cuda label
+    for (const auto& m : release["manifests"]) {
+        std::string file = m.get<std::string>();
+        auto path = ref / file;
+        auto text = CUDAENV_TRY(read_text_file(path));
+        auto idx = CUDAENV_TRY(parse_redistrib(text, path.string()));
+        std::string ver = file.substr(16, file.size() - 16 - 5); // cudnn-redistrib_<v>.json
+        Artifact red;
+        red.path = "cudnn/redist/redistrib_" + ver + ".json";
+        red.sha256 = sha256_hex(text);
+        red.size = text.size();
+        CUDAENV_TRY(check_registry(f, "cudnn", ver, red.sha256, report));
+        r.redistrib.push_back(red);
+        if (r.release_date.empty()) {
+            r.release_date = idx.release_date;
+        }
+        const auto* c = idx.find("cudnn");
+        if (!c) {
+            return gen_error(file + " has no 'cudnn' component");
+        }
+        if (c->version != r.version.str()) {
+            return gen_error(file + " is cuDNN " + c->version + ", expected " + r.version.str());
+        }
+        for (const auto& [platform, variants] : c->platforms) {
+            if (!wanted_platform(platform)) {
+                continue;
+            }
+            for (const auto& [variant, a] : variants) {
+                std::string label;
+                if (variant.rfind("cuda", 0) == 0) {
+                    label = variant.substr(4);
+                } else if (variant.empty()) {
+                    // single-variant index (8.9.7.29): the CUDA major is in the file name
+                    auto pos = a.relative_path.rfind("_cuda");
+                    if (pos == std::string::npos) {
+                        return gen_error(file + ": cannot tell the CUDA major of " + a.relative_path);
+                    }
+                    label = a.relative_path.substr(pos + 5, a.relative_path.find('-', pos) - pos - 5);
+                }
+                auto& b = builds[label];
+                b.cuda = label;
+                Artifact art;
+                art.path = "cudnn/redist/" + a.relative_path;
+                art.sha256 = a.sha256;
+                art.size = a.size;
+                if (auto old = b.platforms.find(platform);
+                    old != b.platforms.end() && old->second.sha256 != art.sha256) {
+                    return gen_error(file + ": two different archives for cuDNN " + r.version.str() +
+                                     " cuda" + label + " " + platform);
+                }
+                b.platforms[platform] = art;
+            }
+        }
+    }
+    for (auto& [label, b] : builds) {
+        b.cuda_major = Version::try_parse(label)->major();
+        r.builds.push_back(std::move(b));
+    }
+    return Ok{};
+}
+
+void cudnn_from_facts(const json& release, CudnnRelease& r) {
+    for (const auto& b : release["builds"]) {
+        CudnnBuild build;
+        build.cuda = str(b, "cuda");
+        auto cv = Version::try_parse(build.cuda);
+        if (!cv) {
+            continue;
+        }
+        build.cuda_major = cv->major();
+        for (const auto& [platform, p] : b["platforms"].items()) {
+            if (!wanted_platform(platform) || !is_sha256_hex(str(p, "sha256"))) {
+                continue;
+            }
+            Artifact a;
+            if (std::string url = str(p, "url"); !url.empty()) {
+                set_location(a, url);
+            }
+            a.sha256 = str(p, "sha256");
+            a.size = size_of(p);
+            build.platforms.emplace(platform, std::move(a));
+        }
+        if (!build.platforms.empty()) {
+            r.builds.push_back(std::move(build));
+        }
+    }
+}
+
+Result<std::vector<CudnnRelease>>
+cudnn_releases(const fs::path& ref, const Facts& f, GenerateReport& report) {
+    std::vector<CudnnRelease> out;
+    for (const auto& release : f.doc["cudnn_releases"]["releases"]) {
+        auto v = Version::try_parse(str(release, "version"));
+        if (!v || *v < k_first_cudnn) {
+            continue;
+        }
+        CudnnRelease r;
+        r.version = *v;
+        r.major = v->major();
+        r.release_date = str(release, "release_date");
+        if (release.contains("manifests")) {
+            CUDAENV_TRY(cudnn_from_redistrib(ref, f, release, r, report));
+        } else {
+            cudnn_from_facts(release, r);
+        }
+        if (r.builds.empty()) {
+            continue;
+        }
+        // Archives named *-archive.tar.xz hold <name>/{include,lib}; the older .tgz files hold
+        // cuda/{include,lib64}.
+        r.layout = CudnnLayout::redist;
+        for (const auto& b : r.builds) {
+            for (const auto& [p, a] : b.platforms) {
+                std::string loc = a.path.empty() ? a.url : a.path;
+                if (loc.size() >= 4 && loc.compare(loc.size() - 4, 4, ".tgz") == 0) {
+                    r.layout = CudnnLayout::tarball;
+                }
+            }
+        }
+        std::sort(r.builds.begin(), r.builds.end(), [](const auto& a, const auto& b) {
+            return *Version::try_parse(a.cuda) > *Version::try_parse(b.cuda);
+        });
+        out.push_back(std::move(r));
+        ++report.cudnn;
+    }
+    return out;
+}
+
+Result<Framework> tensorflow(const Facts& f, GenerateReport& report) {
+    Framework tf;
+    tf.name = "tensorflow";
+    tf.aliases = {"tf"};
+    tf.packages = {"tensorflow", "tensorflow-gpu", "tf-nightly"};
+    tf.cuda_rule = CompatRule::same_major_min_minor;
+    tf.cudnn_rule = CompatRule::same_major_min_minor;
+    for (const auto& row : f.doc["tensorflow"]) {
+        FrameworkRelease r;
+        auto series = Version::try_parse(str(row, "tf"));
+        auto tested = Version::try_parse(str(row, "tf_version"));
+        auto cuda = Version::try_parse(str(row, "cuda"));
+        auto cudnn = Version::try_parse(str(row, "cudnn"));
+        if (!series || !tested || !cuda || !cudnn) {
+            return gen_error("tensorflow row '" + row.dump() + "' is incomplete");
+        }
+        r.series = *series;
+        r.tested = *tested;
+        r.cuda = *cuda;
+        r.cudnn = *cudnn;
+        r.package = str(row, "package");
+        r.python = str(row, "python");
+        r.compiler = str(row, "compiler");
+        r.build_tools = str(row, "build_tools");
+        tf.releases.push_back(std::move(r));
+        ++report.framework_rows;
+    }
+    std::sort(tf.releases.begin(), tf.releases.end(), [](const auto& a, const auto& b) {
+        return a.series > b.series;
+    });
+    return tf;
+}
+
+std::vector<Gpu> gpus(const Facts& f, GenerateReport& report) {
+    std::vector<Gpu> out;
+    for (const auto& g : f.doc["gpus_detail"]) {
+        auto cc = Version::try_parse(str(g, "compute_capability"));
+        if (!cc || cc->size() != 2) {
+            continue;
+        }
+        out.push_back({str(g, "name"), cc->major() * 10 + cc->minor(), str(g, "architecture")});
+        ++report.gpus;
+    }
+    return out;
+}
+
+Rules rules(const Facts& f) {
+    Rules r;
+    for (const auto& [major, spec] : f.doc["cudnn_releases"]["sublibraries"].items()) {
+        auto m = Version::try_parse(major);
+        if (!m) {
+            continue;
+        }
+        for (const auto& lib : spec.value("libs", json::array())) {
+            r.cudnn_sublibraries[m->major()].push_back(lib.get<std::string>());
+        }
+        r.cudnn_version_header[m->major()] = str(spec, "version_header");
+    }
+    return r;
+}
+
+std::string render(const nlohmann::ordered_json& j) { return j.dump(2) + "\n"; }
+
+/// Writes `files` (name -> content) into dir and removes other *.json files there.
+Status sync_dir(const fs::path& dir, const std::map<std::string, std::string>& files) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        return Error(ErrorCode::filesystem, "cannot create '" + dir.string() + "': " + ec.message());
+    }
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() == ".json" && !files.count(entry.path().filename().string())) {
+            fs::remove(entry.path(), ec);
+        }
+    }
+    for (const auto& [name, content] : files) {
+        auto existing = read_text_file(dir / name);
+        if (existing && *existing == content) {
+            continue; // unchanged: leave the file alone
+        }
+        CUDAENV_TRY(write_file_atomic(dir / name, content));
+    }
+    return Ok{};
+}
+
+} // namespace
+
+Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& out) {
+    GenerateReport report;
+    std::error_code ec;
+    if (!fs::is_directory(ref, ec)) {
+        return gen_error("reference directory '" + ref.string() + "' not found");
+    }
+    auto facts = CUDAENV_TRY(load_facts(ref / "facts.json"));
+
+    auto cuda = CUDAENV_TRY(cuda_redist_releases(ref, facts, report));
+    for (auto& r : cuda_runfile_releases(facts, report)) {
+        cuda.push_back(std::move(r));
+    }
+    std::map<std::string, std::string> cuda_files;
+    for (const auto& r : cuda) {
+        cuda_files[r.version.str() + ".json"] = render(to_json(r));
+    }
+    auto cudnn = CUDAENV_TRY(cudnn_releases(ref, facts, report));
+    std::map<std::string, std::string> cudnn_files;
+    for (const auto& r : cudnn) {
+        cudnn_files[r.version.str() + ".json"] = render(to_json(r));
+    }
+    auto tf = CUDAENV_TRY(tensorflow(facts, report));
+
+    CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
+    CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));
+    CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
+    for (const auto& [name, content] :
+         std::map<std::string, std::string>{{"gpus.json", render(gpus_to_json(gpus(facts, report)))},
+                                            {"rules.json", render(to_json(rules(facts)))}}) {
+        auto existing = read_text_file(out / name);
+        if (!existing || *existing != content) {
+            CUDAENV_TRY(write_file_atomic(out / name, content));
+        }
+    }
+    return report;
+}
+
+} // namespace cudaenv::manifest

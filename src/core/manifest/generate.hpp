@@ -1,0 +1,34 @@
+// The manifest generator: turns the reference data (NVIDIA's redistrib files and facts.json,
+// ../shared/reference) into cudaenv's own manifests. Run as `cudaenv __generate-manifests`;
+// the output is committed under manifests/ and a test checks that it is up to date.
+//
+// What it takes from where (docs/manifests.md has the whole list):
+//   cuda/<v>.json     redistrib_<v>.json (components, pinned sha256 of the file itself) +
+//                     facts: min driver (Table 3), compat floor, SM range, gcc/clang max;
+//                     releases before 11.4.2 from facts' runfile list
+//   cudnn/<v>.json    cudnn redistrib files where saved, else facts' cudnn_releases (7.6 on)
+//   frameworks/tensorflow.json, gpus.json, rules.json   from facts
+// profiles.json is the project's own choice and is not generated.
+#pragma once
+
+#include "../error.hpp"
+
+#include <filesystem>
+
+namespace cudaenv::manifest {
+
+struct GenerateReport {
+    std::size_t cuda_redist = 0;
+    std::size_t cuda_runfile = 0;
+    std::size_t cudnn = 0;
+    std::size_t framework_rows = 0;
+    std::size_t gpus = 0;
+    std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
+};
+
+/// Writes cuda/, cudnn/, frameworks/, gpus.json and rules.json under `out_dir` from
+/// `reference_dir`; removes release files that are no longer generated.
+Result<GenerateReport> generate_manifests(const std::filesystem::path& reference_dir,
+                                          const std::filesystem::path& out_dir);
+
+} // namespace cudaenv::manifest

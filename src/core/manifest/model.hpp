@@ -1,0 +1,176 @@
+// The typed form of cudaenv's manifests (docs/manifests.md): what the loader produces and what
+// resolution, install and doctor read. Plain values, no I/O.
+#pragma once
+
+#include "../version.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudaenv::manifest {
+
+/// The manifest schema this build reads; anything else is refused.
+inline constexpr std::string_view k_schema = "cudaenv.manifest/1";
+
+/// Platforms cudaenv installs for (NVIDIA's platform keys).
+inline constexpr std::string_view k_platforms[] = {"linux-x86_64", "linux-sbsa"};
+
+/// The download base that artifact paths are relative to; a mirror replaces it.
+inline constexpr std::string_view k_nvidia_base = "https://developer.download.nvidia.com/compute";
+
+/// One downloadable file. `path` is relative to the download base (k_nvidia_base or a mirror).
+/// A few old runfiles live on another NVIDIA host: those have an absolute https `url` instead.
+/// Neither is set when only the hash is known.
+struct Artifact {
+    std::string path;
+    std::string url;
+    std::string sha256;
+    std::optional<std::uint64_t> size;
+
+    bool downloadable() const { return !path.empty() || !url.empty(); }
+};
+
+/// One component of a CUDA release (cuda_cudart, libcublas, ...), per platform.
+struct Component {
+    std::string name;
+    std::string description;
+    Version version;
+    std::map<std::string, Artifact, std::less<>> platforms;
+};
+
+struct SmRange {
+    unsigned min = 0; ///< 35 for sm_35
+    unsigned max = 0;
+    std::vector<unsigned> archs;
+};
+
+enum class CudaSource { redist, runfile };
+
+struct CudaRelease {
+    Version version;
+    std::string release_date;
+    CudaSource source = CudaSource::redist;
+    /// NVIDIA's redistrib_<version>.json, pinned (NVIDIA does not sign it). Redist era only.
+    std::optional<Artifact> redistrib;
+    /// Local runfile installers, per platform. Runfile era only.
+    std::map<std::string, Artifact, std::less<>> runfiles;
+    std::optional<Version> nvcc_version;
+    /// Minimum Linux driver for full support, and where the number comes from.
+    std::optional<Version> driver_min;
+    std::string driver_min_source;
+    /// Minor-version-compatibility floor for this CUDA major (none before CUDA 11).
+    std::optional<Version> driver_compat_min;
+    std::optional<SmRange> sm;
+    std::optional<Version> gcc_max;
+    std::optional<Version> clang_max;
+    std::vector<Component> components; ///< sorted by name
+
+    const Component* component(std::string_view name) const;
+};
+
+/// A cuDNN build for one CUDA version or major.
+struct CudnnBuild {
+    std::string cuda;        ///< as NVIDIA labels it: "11", "12", "11.2", "10.2"
+    unsigned cuda_major = 0; ///< 11 for "11.2"
+    std::map<std::string, Artifact, std::less<>> platforms;
+};
+
+enum class CudnnLayout {
+    redist,  ///< <name>-<platform>-<ver>_cudaNN-archive/{lib,include}, 8.5 on
+    tarball, ///< cuda/{lib64,include} (.tgz before 8.3, .tar.xz local installers 8.3-8.4)
+};
+
+struct CudnnRelease {
+    Version version; ///< full: 8.6.0.163
+    unsigned major = 0;
+    std::string release_date;
+    CudnnLayout layout = CudnnLayout::redist;
+    std::vector<Artifact> redistrib; ///< NVIDIA's index files for this release, pinned
+    std::vector<CudnnBuild> builds;  ///< newest CUDA first
+
+    /// The build for a CUDA release: same major, and for builds labelled with a minor (old
+    /// tarballs, "11.2") the newest such build whose minor is <= the CUDA's. Null if none.
+    const CudnnBuild* build_for(const Version& cuda) const;
+};
+
+struct FrameworkRelease {
+    Version series; ///< 2.13: what `tf-2.13` and 2.13.1 fall under
+    Version tested; ///< 2.13.0: the release the upstream table lists
+    Version cuda;   ///< 11.8
+    Version cudnn;  ///< 8.6
+    std::string package;
+    std::string python;
+    std::string compiler;
+    std::string build_tools;
+};
+
+/// How a framework build tolerates another CUDA or cuDNN than the one it was built with.
+enum class CompatRule {
+    exact,                 ///< only the tested major.minor
+    same_major_min_minor,  ///< same major, minor >= the tested one
+};
+
+struct Framework {
+    std::string name;                 ///< "tensorflow"
+    std::vector<std::string> aliases; ///< "tf"
+    std::vector<std::string> packages; ///< pip names that install a GPU build
+    CompatRule cuda_rule = CompatRule::same_major_min_minor;
+    CompatRule cudnn_rule = CompatRule::same_major_min_minor;
+    std::vector<FrameworkRelease> releases; ///< newest first
+
+    /// The row a framework version falls under: 2.13.1 -> the 2.13 row.
+    const FrameworkRelease* find(const Version& v) const;
+};
+
+struct Gpu {
+    std::string name;
+    unsigned compute_capability = 0; ///< 86 for 8.6
+    std::string architecture;
+};
+
+/// A named set of CUDA components. `all` takes every component of the release except
+/// `exclude`; otherwise `includes` (other profiles) plus `components`.
+struct Profile {
+    std::string name;
+    std::string description;
+    std::vector<std::string> includes;
+    std::vector<std::string> components;
+    bool all = false;
+    std::vector<std::string> exclude;
+};
+
+struct Rules {
+    /// cuDNN major -> the libraries (without "lib"/".so") every install must have.
+    std::map<unsigned, std::vector<std::string>> cudnn_sublibraries;
+    /// cuDNN major -> header holding CUDNN_MAJOR/MINOR/PATCHLEVEL.
+    std::map<unsigned, std::string> cudnn_version_header;
+};
+
+/// Everything the manifests say, loaded and validated.
+struct Catalog {
+    std::vector<CudaRelease> cuda;   ///< ascending by version
+    std::vector<CudnnRelease> cudnn; ///< ascending by version
+    std::vector<Framework> frameworks;
+    std::vector<Gpu> gpus;
+    std::vector<Profile> profiles;
+    Rules rules;
+
+    const CudaRelease* find_cuda(const Version& exact) const;
+    /// Newest CUDA release that `prefix` is a prefix of (11.8 -> 11.8.0).
+    const CudaRelease* newest_cuda(const Version& prefix) const;
+    /// Newest cuDNN release matching `prefix`; with `cuda`, only those with a build for it.
+    const CudnnRelease* newest_cudnn(const Version& prefix,
+                                     const std::optional<Version>& cuda = std::nullopt) const;
+    const Framework* framework(std::string_view name_or_alias) const;
+    const Profile* profile(std::string_view name) const;
+
+    /// The component names of `profile` that `release` has, sorted.
+    std::vector<std::string> profile_components(const Profile& profile,
+                                                const CudaRelease& release) const;
+};
+
+} // namespace cudaenv::manifest

@@ -1,0 +1,283 @@
+#include "resolve.hpp"
+
+#include "../suggest.hpp"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+
+namespace cudaenv {
+
+using namespace manifest;
+
+std::string host_platform() {
+    struct utsname u {};
+    if (::uname(&u) == 0 && std::string_view(u.machine) == "aarch64") {
+        return "linux-sbsa";
+    }
+    return "linux-x86_64";
+}
+
+std::string Resolution::version_name() const {
+    if (!cuda) {
+        return {};
+    }
+    std::string name = cuda->version.str();
+    if (cudnn) {
+        name += "+cudnn" + cudnn->version.str();
+    }
+    return name;
+}
+
+namespace {
+
+/// "did you mean" among version strings: the closest by text, else the newest few.
+std::string version_hint(const std::string& asked, const std::vector<std::string>& known) {
+    if (auto m = closest_match(asked, known)) {
+        return "did you mean '" + *m + "'?";
+    }
+    std::string recent;
+    for (std::size_t i = 0; i < known.size() && i < 5; ++i) {
+        recent += (i ? ", " : "") + known[known.size() - 1 - i];
+    }
+    return "known: " + recent + ", ... (cudaenv list --available)";
+}
+
+Error cuda_not_found(const Catalog& c, const Version& v) {
+    std::vector<std::string> known;
+    for (const auto& r : c.cuda) {
+        known.push_back(r.version.str());
+    }
+    return Error(ErrorCode::not_found, "no CUDA release matches '" + v.str() + "'")
+        .with_hint(version_hint(v.str(), known));
+}
+
+Error cudnn_not_found(const Catalog& c, const Version& v) {
+    std::vector<std::string> known;
+    for (const auto& r : c.cudnn) {
+        known.push_back(r.version.str());
+    }
+    return Error(ErrorCode::not_found, "no cuDNN release matches '" + v.str() + "'")
+        .with_hint(version_hint(v.str(), known));
+}
+
+bool rule_allows(CompatRule rule, const Version& built, const Version& used) {
+    if (built.major() != used.major()) {
+        return false;
+    }
+    if (built.size() < 2 || used.size() < 2) {
+        return true;
+    }
+    if (rule == CompatRule::exact) {
+        return built.minor() == used.minor();
+    }
+    return used.minor() >= built.minor();
+}
+
+std::string rule_text(CompatRule rule, const Version& built) {
+    if (rule == CompatRule::exact) {
+        return built.truncated(2).str() + " exactly";
+    }
+    return built.truncated(1).str() + ".x with x >= " + std::to_string(built.minor());
+}
+
+/// The error for a cuDNN release that has no build for a CUDA: the builds it has, and the
+/// nearest cuDNN that does have one.
+Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRelease& cuda) {
+    std::string builds;
+    for (const auto& b : dnn.builds) {
+        builds += (builds.empty() ? "" : ", ") + b.cuda;
+    }
+    auto err = Error(ErrorCode::incompatible,
+                     "cuDNN " + dnn.version.str() + " is built for CUDA " + builds + ", not for CUDA " +
+                         cuda.version.str());
+    // Suggest the newest cuDNN of the same series with a build for this CUDA, else the newest.
+    if (const auto* alt = c.newest_cudnn(dnn.version.truncated(2), cuda.version)) {
+        err = std::move(err).with_hint("cuDNN " + alt->version.str() + " has a build for CUDA " +
+                                       std::to_string(cuda.version.major()) + ": cudaenv resolve " +
+                                       cuda.version.str() + "+cudnn-" + alt->version.str());
+    } else if (const auto* any = c.newest_cudnn(Version(), cuda.version)) {
+        err = std::move(err).with_hint("the newest cuDNN for CUDA " +
+                                       std::to_string(cuda.version.major()) + " is " +
+                                       any->version.str() + ": cudaenv resolve " +
+                                       cuda.version.str() + "+cudnn-" + any->version.str());
+    }
+    return err;
+}
+
+void add_archives(const Catalog& c, Resolution& res) {
+    const auto& cuda = *res.cuda;
+    if (cuda.source == CudaSource::runfile) {
+        auto it = cuda.runfiles.find(res.platform);
+        std::string where = it != cuda.runfiles.end() && it->second.downloadable()
+                                ? " (" + (it->second.path.empty() ? it->second.url : it->second.path) + ")"
+                                : "";
+        res.not_installable.push_back("CUDA " + cuda.version.str() +
+                                      " predates NVIDIA's redistributable archives and is published "
+                                      "only as a runfile installer" +
+                                      where + ", which this cudaenv cannot install yet");
+    } else {
+        const Profile* profile = c.profile(res.profile);
+        for (const auto& name : c.profile_components(*profile, cuda)) {
+            const Component* comp = cuda.component(name);
+            auto it = comp->platforms.find(res.platform);
+            if (it == comp->platforms.end()) {
+                res.notes.push_back(name + " has no " + res.platform + " archive in CUDA " +
+                                    cuda.version.str() + "; skipped");
+                continue;
+            }
+            res.archives.push_back({name, comp->version, it->second});
+        }
+    }
+    if (res.cudnn && res.cudnn_build) {
+        auto it = res.cudnn_build->platforms.find(res.platform);
+        if (it == res.cudnn_build->platforms.end()) {
+            res.not_installable.push_back("cuDNN " + res.cudnn->version.str() + " for CUDA " +
+                                          res.cudnn_build->cuda + " has no " + res.platform +
+                                          " archive");
+        } else if (!it->second.downloadable()) {
+            res.not_installable.push_back("no download URL is known for cuDNN " +
+                                          res.cudnn->version.str() + " for CUDA " +
+                                          res.cudnn_build->cuda + " (" + res.platform +
+                                          "); only its sha256 is");
+        } else {
+            res.archives.push_back({"cudnn", res.cudnn->version, it->second});
+        }
+    }
+    for (const auto& a : res.archives) {
+        res.total_size += a.artifact.size.value_or(0);
+    }
+}
+
+} // namespace
+
+Status check_framework_compat(const Framework& fw,
+                              const FrameworkRelease& rel,
+                              const Version& cuda,
+                              const std::optional<Version>& cudnn,
+                              std::vector<std::string>* notes) {
+    auto tested = "CUDA " + rel.cuda.str() + " + cuDNN " + rel.cudnn.str();
+    auto hint = "use the tested pair: cudaenv resolve " + fw.name + "-" + rel.series.str() + " (" +
+                tested + ")";
+    if (!rule_allows(fw.cuda_rule, rel.cuda, cuda)) {
+        return Error(ErrorCode::incompatible,
+                     fw.name + " " + rel.series.str() + " was built with " + tested + "; CUDA " +
+                         cuda.str() + " is incompatible (it needs CUDA " +
+                         rule_text(fw.cuda_rule, rel.cuda) + ")")
+            .with_hint(hint);
+    }
+    if (cudnn && !rule_allows(fw.cudnn_rule, rel.cudnn, *cudnn)) {
+        return Error(ErrorCode::incompatible,
+                     fw.name + " " + rel.series.str() + " was built with " + tested + "; cuDNN " +
+                         cudnn->str() + " is incompatible (it needs cuDNN " +
+                         rule_text(fw.cudnn_rule, rel.cudnn) + ")")
+            .with_hint(hint);
+    }
+    if (notes) {
+        bool same_cuda = rel.cuda.is_prefix_of(cuda) || cuda.is_prefix_of(rel.cuda);
+        bool same_cudnn = !cudnn || rel.cudnn.is_prefix_of(*cudnn) || cudnn->is_prefix_of(rel.cudnn);
+        if (!same_cuda || !same_cudnn) {
+            notes->push_back("compatible with " + fw.name + " " + rel.series.str() +
+                             " by the version rules, but not the tested pair (" + tested + ")");
+        }
+    }
+    return Ok{};
+}
+
+Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOptions& opt) {
+    Resolution res;
+    res.spec = spec.text;
+    res.profile = opt.profile;
+    res.platform = opt.platform;
+    if (!c.profile(opt.profile)) {
+        std::vector<std::string> names;
+        for (const auto& p : c.profiles) {
+            names.push_back(p.name);
+        }
+        auto err = Error(ErrorCode::usage, "unknown profile '" + opt.profile + "'");
+        if (auto m = closest_match(opt.profile, names)) {
+            err = std::move(err).with_hint("did you mean '" + *m + "'?");
+        }
+        return err;
+    }
+
+    std::optional<Version> want_cuda = spec.cuda;
+    std::optional<Version> want_cudnn = spec.cudnn;
+    if (spec.kind == Spec::Kind::framework) {
+        const Framework* fw = c.framework(spec.framework);
+        if (!fw) {
+            std::vector<std::string> names;
+            for (const auto& f : c.frameworks) {
+                names.push_back(f.name);
+                names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+            }
+            auto err = Error(ErrorCode::not_found, "no framework named '" + spec.framework + "'");
+            if (auto m = closest_match(spec.framework, names)) {
+                err = std::move(err).with_hint("did you mean '" + *m + "-" +
+                                               spec.framework_version->str() + "'?");
+            }
+            return err;
+        }
+        const FrameworkRelease* rel = fw->find(*spec.framework_version);
+        if (!rel) {
+            std::vector<std::string> known;
+            for (auto it = fw->releases.rbegin(); it != fw->releases.rend(); ++it) {
+                known.push_back(it->series.str());
+            }
+            return Error(ErrorCode::not_found, "the manifests know no " + fw->name + " release '" +
+                                                   spec.framework_version->str() + "'")
+                .with_hint(version_hint(spec.framework_version->str(), known));
+        }
+        res.framework = fw;
+        res.framework_release = rel;
+        res.framework_version = spec.framework_version;
+        want_cuda = opt.cuda ? opt.cuda : std::optional<Version>(rel->cuda);
+        want_cudnn = opt.cudnn ? opt.cudnn : std::optional<Version>(rel->cudnn);
+        CUDAENV_TRY(check_framework_compat(*fw, *rel, *want_cuda, want_cudnn, &res.notes));
+    } else {
+        if (opt.cuda) {
+            if (want_cuda && !opt.cuda->is_prefix_of(*want_cuda) && !want_cuda->is_prefix_of(*opt.cuda)) {
+                return Error(ErrorCode::usage, "SPEC '" + spec.text + "' names CUDA " +
+                                                   want_cuda->str() + " but --cuda says " +
+                                                   opt.cuda->str());
+            }
+            want_cuda = want_cuda && want_cuda->size() > opt.cuda->size() ? want_cuda : opt.cuda;
+        }
+        if (opt.cudnn) {
+            if (want_cudnn && !opt.cudnn->is_prefix_of(*want_cudnn) &&
+                !want_cudnn->is_prefix_of(*opt.cudnn)) {
+                return Error(ErrorCode::usage, "SPEC '" + spec.text + "' names cuDNN " +
+                                                   want_cudnn->str() + " but --cudnn says " +
+                                                   opt.cudnn->str());
+            }
+            want_cudnn = want_cudnn && want_cudnn->size() > opt.cudnn->size() ? want_cudnn : opt.cudnn;
+        }
+        if (!want_cuda) {
+            return Error(ErrorCode::usage,
+                         "'" + spec.text + "' names a cuDNN but no CUDA to pair it with")
+                .with_hint("add --cuda VERSION, or write the pair: cudaenv resolve 12.4+" +
+                           spec.text);
+        }
+    }
+
+    res.cuda = c.newest_cuda(*want_cuda);
+    if (!res.cuda) {
+        return cuda_not_found(c, *want_cuda);
+    }
+    if (want_cudnn) {
+        res.cudnn = c.newest_cudnn(*want_cudnn, res.cuda->version);
+        if (!res.cudnn) {
+            // Either no such cuDNN at all, or none built for this CUDA.
+            const CudnnRelease* any = c.newest_cudnn(*want_cudnn);
+            if (!any) {
+                return cudnn_not_found(c, *want_cudnn);
+            }
+            return cudnn_incompatible(c, *any, *res.cuda);
+        }
+        res.cudnn_build = res.cudnn->build_for(res.cuda->version);
+    }
+    add_archives(c, res);
+    return res;
+}
+
+} // namespace cudaenv

@@ -1,0 +1,71 @@
+// Resolution: a SPEC plus the manifests -> the exact CUDA release, cuDNN release and build,
+// every archive to download for a profile and platform, and the compatibility verdict.
+// Pure: reads only the Catalog.
+#pragma once
+
+#include "../error.hpp"
+#include "../manifest/model.hpp"
+#include "../spec.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudaenv {
+
+struct ResolveOptions {
+    std::optional<Version> cuda;  ///< --cuda: overrides or completes the SPEC
+    std::optional<Version> cudnn; ///< --cudnn
+    std::string profile = "runtime";
+    std::string platform = "linux-x86_64";
+};
+
+struct ResolvedArchive {
+    std::string component; ///< "cuda_cudart", or "cudnn"
+    Version version;
+    manifest::Artifact artifact;
+};
+
+struct Resolution {
+    std::string spec;
+    const manifest::Framework* framework = nullptr;
+    const manifest::FrameworkRelease* framework_release = nullptr;
+    std::optional<Version> framework_version; ///< as asked: 2.13.1
+    const manifest::CudaRelease* cuda = nullptr;
+    const manifest::CudnnRelease* cudnn = nullptr;
+    const manifest::CudnnBuild* cudnn_build = nullptr;
+    std::string profile;
+    std::string platform;
+    std::vector<ResolvedArchive> archives;
+    std::uint64_t total_size = 0;
+    /// Why (part of) this cannot be installed yet; empty when everything can.
+    std::vector<std::string> not_installable;
+    /// Things worth saying that do not block (an untested but compatible pair).
+    std::vector<std::string> notes;
+
+    bool installable() const { return not_installable.empty(); }
+
+    /// The selectable version's name: "11.8.0" or "11.8.0+cudnn8.6.0.163" (design.md 3.1).
+    std::string version_name() const;
+};
+
+/// Resolves a parsed SPEC. Errors: not_found (no such framework or release, with "did you
+/// mean"), incompatible (a pair the manifests refuse, with the compatible choice), usage (a
+/// cuDNN without a CUDA, an unknown profile).
+Result<Resolution> resolve(const manifest::Catalog& catalog,
+                           const Spec& spec,
+                           const ResolveOptions& options);
+
+/// Checks a CUDA (and optionally cuDNN) version against what a framework release was built
+/// with, by the framework's compat rules. incompatible names the reason and the tested pair.
+/// On success, `notes` receives a line when the pair is compatible but not the tested one.
+Status check_framework_compat(const manifest::Framework& framework,
+                              const manifest::FrameworkRelease& release,
+                              const Version& cuda,
+                              const std::optional<Version>& cudnn,
+                              std::vector<std::string>* notes = nullptr);
+
+/// The platform key of the machine cudaenv runs on ("linux-x86_64", "linux-sbsa").
+std::string host_platform();
+
+} // namespace cudaenv
