@@ -47,12 +47,13 @@ struct Error {
 
     Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
 
-    Error&& with_context(std::string layer) && {
+    /// Returns a new Error (by value, so `e = std::move(e).with_hint(...)` is safe).
+    Error with_context(std::string layer) && {
         context.insert(context.begin(), std::move(layer));
         return std::move(*this);
     }
 
-    Error&& with_hint(std::string hint) && {
+    Error with_hint(std::string hint) && {
         hints.push_back(std::move(hint));
         return std::move(*this);
     }

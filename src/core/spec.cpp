@@ -8,8 +8,8 @@ namespace cudaenv {
 
 namespace {
 
-constexpr const char* k_forms = "a SPEC is tf-2.13, 11.8, cuda-11.8, cudnn-8.6 (with --cuda) or "
-                                "11.8+cudnn-8.6; see 'cudaenv help spec'";
+constexpr const char* k_forms = "a SPEC is tf-2.13, tensorflow-2.13, 11.8, 11.8.0, cuda-11.8, "
+                                "cudnn-8.6 (with --cuda) or 11.8+cudnn-8.6";
 
 Error spec_error(std::string_view text, const std::string& why) {
     return Error(ErrorCode::usage, "invalid SPEC '" + std::string(text) + "': " + why)

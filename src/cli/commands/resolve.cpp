@@ -80,6 +80,7 @@ nlohmann::json resolution_json(const Resolution& r) {
     }
     j["archives"] = archives;
     j["total_size"] = r.total_size;
+    j["unknown_sizes"] = r.unknown_sizes;
     j["installable"] = r.installable();
     j["not_installable"] = r.not_installable;
     j["notes"] = r.notes;
@@ -139,10 +140,16 @@ void print_text(std::ostream& o, const Resolution& r) {
         }
         row("host cc", cc);
     }
+    std::string total = human_size(r.total_size);
+    if (r.unknown_sizes && r.total_size == 0) {
+        total = "size unknown";
+    } else if (r.unknown_sizes) {
+        total += " + " + std::to_string(r.unknown_sizes) + " of unknown size";
+    }
     if (!r.archives.empty()) {
         row("archives", r.profile + " profile, " + r.platform + ": " +
-                            std::to_string(r.archives.size()) + " archives, " +
-                            human_size(r.total_size));
+                            std::to_string(r.archives.size()) +
+                            (r.archives.size() == 1 ? " archive, " : " archives, ") + total);
         std::size_t w = 0;
         for (const auto& a : r.archives) {
             w = std::max(w, a.component.size());
@@ -152,7 +159,7 @@ void print_text(std::ostream& o, const Resolution& r) {
               << std::setw(14) << a.version.str() << std::right << std::setw(10)
               << (a.artifact.size ? human_size(*a.artifact.size) : std::string("?")) << "\n";
         }
-        row("total", human_size(r.total_size) + " to download");
+        row("total", total + " to download");
     }
     for (const auto& n : r.notes) {
         o << "note: " << n << "\n";

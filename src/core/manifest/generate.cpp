@@ -20,8 +20,8 @@ namespace {
 
 /// CUDA releases older than this have no redistrib file and are described by runfiles.
 const Version k_first_redist_cuda = *Version::try_parse("11.4.2");
-/// cuDNN releases older than this are not carried (the issue covers 7.6 to 9.x).
-const Version k_first_cudnn = *Version::try_parse("7.6");
+/// cuDNN releases older than this are not carried: 7.x covers every TensorFlow row from 1.13.
+const Version k_first_cudnn = *Version::try_parse("7");
 
 Error gen_error(const std::string& what) {
     return Error(ErrorCode::integrity, "generating manifests: " + what);

@@ -91,8 +91,13 @@ Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRe
     auto err = Error(ErrorCode::incompatible,
                      "cuDNN " + dnn.version.str() + " is built for CUDA " + builds + ", not for CUDA " +
                          cuda.version.str());
-    // Suggest the newest cuDNN of the same series with a build for this CUDA, else the newest.
-    if (const auto* alt = c.newest_cudnn(dnn.version.truncated(2), cuda.version)) {
+    // Suggest the newest cuDNN of the same series with a build for this CUDA, else of the same
+    // major, else the newest.
+    const CudnnRelease* alt = c.newest_cudnn(dnn.version.truncated(2), cuda.version);
+    if (!alt) {
+        alt = c.newest_cudnn(dnn.version.truncated(1), cuda.version);
+    }
+    if (alt) {
         err = std::move(err).with_hint("cuDNN " + alt->version.str() + " has a build for CUDA " +
                                        std::to_string(cuda.version.major()) + ": cudaenv resolve " +
                                        cuda.version.str() + "+cudnn-" + alt->version.str());
@@ -146,6 +151,7 @@ void add_archives(const Catalog& c, Resolution& res) {
     }
     for (const auto& a : res.archives) {
         res.total_size += a.artifact.size.value_or(0);
+        res.unknown_sizes += a.artifact.size ? 0u : 1u;
     }
 }
 

@@ -37,7 +37,8 @@ struct Resolution {
     std::string profile;
     std::string platform;
     std::vector<ResolvedArchive> archives;
-    std::uint64_t total_size = 0;
+    std::uint64_t total_size = 0;       ///< of the archives whose size is known
+    std::size_t unknown_sizes = 0;      ///< archives the manifests give no size for
     /// Why (part of) this cannot be installed yet; empty when everything can.
     std::vector<std::string> not_installable;
     /// Things worth saying that do not block (an untested but compatible pair).
