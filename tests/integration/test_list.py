@@ -1,0 +1,31 @@
+from conftest import assert_one_line_error
+
+
+def test_available_json_lists_every_release(cudaenv):
+    res = cudaenv("list", "--available", "--json")
+    assert res.rc == 0, res
+    doc = res.json()
+    redist = [c for c in doc["cuda"] if c["source"] == "redist"]
+    assert len(redist) == 36
+    assert all(c["installable"] for c in redist)
+    assert any(c["version"] == "11.2.2" and not c["installable"] for c in doc["cuda"])
+    versions = [c["version"] for c in doc["cudnn"]]
+    assert "8.6.0.163" in versions and "7.6.5.32" in versions and "9.22.0.52" in versions
+    tf = doc["frameworks"][0]
+    assert tf["name"] == "tensorflow" and len(tf["releases"]) == 25
+
+
+def test_available_text_has_sections(cudaenv):
+    res = cudaenv("list", "--available")
+    assert res.rc == 0, res
+    for heading in ("CUDA (redistributable archives):", "cuDNN (release, builds for CUDA):",
+                    "tensorflow (release: CUDA, cuDNN, Python):"):
+        assert heading in res.out
+
+
+def test_available_filters_by_kind(cudaenv):
+    doc = cudaenv("list", "--available", "cudnn", "--json").json()
+    assert "cudnn" in doc and "cuda" not in doc and "frameworks" not in doc
+    doc = cudaenv("list", "--available", "tf", "--json").json()
+    assert list(doc.keys()) == ["command", "frameworks", "ok", "schema_version"]
+    assert_one_line_error(cudaenv("list", "--available", "pytorch"), 2)

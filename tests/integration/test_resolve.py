@@ -1,0 +1,134 @@
+import json
+
+import pytest
+
+from conftest import MANIFESTS, assert_one_line_error
+
+TF_ROWS = json.loads((MANIFESTS / "frameworks" / "tensorflow.json").read_text())["releases"]
+
+
+def test_tf_213_text_matches_golden(cudaenv):
+    res = cudaenv("resolve", "tf-2.13", "--platform", "linux-x86_64")
+    assert res.rc == 0, res
+    golden = (MANIFESTS.parent / "tests" / "integration" / "golden" / "resolve_tf-2.13.txt").read_text()
+    assert res.out == golden
+    assert res.err == ""
+
+
+def test_tf_213_json(cudaenv):
+    res = cudaenv("resolve", "tf-2.13", "--json", "--platform", "linux-x86_64")
+    assert res.rc == 0, res
+    doc = res.json()
+    assert doc["schema_version"] == 1
+    assert doc["version"] == "11.8.0+cudnn8.6.0.163"
+    assert doc["cuda"]["version"] == "11.8.0"
+    assert doc["cudnn"] == {"version": "8.6.0.163", "major": 8, "cuda_build": "11"}
+    assert doc["driver"] == {"min": "520.61.05", "min_source": "table3", "compat_min": "450.80.02"}
+    assert doc["sm"]["min"] == 35 and doc["sm"]["max"] == 90
+    assert doc["host_compilers"]["gcc_max"] == "11"
+    assert doc["installable"] is True
+    assert sum(a["size"] for a in doc["archives"]) == doc["total_size"]
+    comps = [a["component"] for a in doc["archives"]]
+    assert "cuda_cudart" in comps and "cuda_nvcc" in comps and "cudnn" in comps
+
+
+@pytest.mark.parametrize("row", TF_ROWS, ids=lambda r: "tf-" + r["series"])
+def test_every_tensorflow_row_resolves(cudaenv, row):
+    res = cudaenv("resolve", "tf-" + row["series"], "--json")
+    assert res.rc == 0, res
+    doc = res.json()
+    cuda = doc["cuda"]["version"]
+    cudnn = doc["cudnn"]["version"]
+    assert (cuda + ".").startswith(row["cuda"] + "."), (row, cuda)
+    assert (cudnn + ".").startswith(row["cudnn"] + "."), (row, cudnn)
+    assert doc["installable"] == (doc["cuda"]["source"] == "redist")
+    if not doc["installable"]:
+        assert doc["not_installable"], doc
+
+
+def test_incompatible_pair_is_refused_with_the_compatible_choice(cudaenv):
+    res = cudaenv("resolve", "tf-2.13", "--cuda", "12.2")
+    assert_one_line_error(res, 8)
+    assert "CUDA 12.2 is incompatible" in res.err
+    assert "help: use the tested pair: cudaenv resolve tensorflow-2.13 (CUDA 11.8 + cuDNN 8.6)" in res.err
+
+
+def test_cudnn_for_another_cuda_major_is_refused(cudaenv):
+    res = cudaenv("resolve", "12.2+cudnn-8.6")
+    assert_one_line_error(res, 8)
+    assert "built for CUDA 11, 10" in res.err
+    assert "8.9.7.29" in res.err
+
+
+def test_incompatible_json_is_one_document(cudaenv):
+    res = cudaenv("resolve", "tf-2.13", "--cuda", "12.2", "--json")
+    assert res.rc == 8
+    doc = res.json()
+    assert doc["ok"] is False
+    assert doc["error"]["code"] == "incompatible" and doc["error"]["exit_code"] == 8
+
+
+@pytest.mark.parametrize("spec,hint", [
+    ("tensorflw-2.13", "did you mean 'tensorflow-2.13'?"),
+    ("cdnn-8.6", "did you mean 'cudnn-8.6'?"),
+])
+def test_misspelt_spec_gets_did_you_mean(cudaenv, spec, hint):
+    res = cudaenv("resolve", spec)
+    assert_one_line_error(res, 2)
+    assert "help: " + hint in res.err
+
+
+@pytest.mark.parametrize("spec", ["foo", "11.8.0.1", "tf-2", "11.8+9.1", ""])
+def test_malformed_spec_is_usage(cudaenv, spec):
+    assert_one_line_error(cudaenv("resolve", spec), 2)
+
+
+@pytest.mark.parametrize("spec", ["11.9", "tf-2.99", "11.8+cudnn-6.5"])
+def test_unknown_release_is_not_found(cudaenv, spec):
+    assert_one_line_error(cudaenv("resolve", spec), 9)
+
+
+def test_old_tensorflow_says_what_is_not_installable(cudaenv):
+    res = cudaenv("resolve", "tf-2.11")
+    assert res.rc == 0, res
+    assert "CUDA     11.2.2" in res.out
+    assert "not installable yet: CUDA 11.2.2 predates NVIDIA's redistributable archives" in res.out
+
+
+def test_cudnn_with_cuda_option(cudaenv):
+    res = cudaenv("resolve", "cudnn-8.9", "--cuda", "12.2", "--json")
+    assert res.rc == 0, res
+    assert res.json()["version"] == "12.2.2+cudnn8.9.7.29"
+    assert_one_line_error(cudaenv("resolve", "cudnn-8.9"), 2)
+
+
+def test_bad_manifests_are_refused_as_integrity(cudaenv, tmp_path):
+    bad = tmp_path / "m"
+    (bad / "cuda").mkdir(parents=True)
+    (bad / "cuda" / "11.8.0.json").write_text('{"schema": "cudaenv.manifest/9", "kind": "cuda"}')
+    res = cudaenv("resolve", "11.8", env={"CUDAENV_MANIFESTS": str(bad)})
+    assert_one_line_error(res, 4)
+    assert "unknown schema 'cudaenv.manifest/9'" in res.err
+    res = cudaenv("--manifests", str(tmp_path / "missing"), "resolve", "11.8")
+    assert_one_line_error(res, 4)
+
+
+def test_unknown_command_gets_did_you_mean(cudaenv):
+    res = cudaenv("resolv", "tf-2.13")
+    assert_one_line_error(res, 2)
+    assert "help: did you mean 'resolve'?" in res.err
+
+
+def test_help_leads_with_examples_and_exits_zero(cudaenv):
+    res = cudaenv("--help")
+    assert res.rc == 0
+    assert "Examples:" in res.out and "cudaenv resolve tf-2.13" in res.out
+    sub = cudaenv("resolve", "--help")
+    assert sub.rc == 0 and "Examples:" in sub.out
+    assert "__generate-manifests" not in res.out
+
+
+def test_bad_option_is_usage(cudaenv):
+    assert_one_line_error(cudaenv("resolve", "tf-2.13", "--bogus"), 2)
+    assert_one_line_error(cudaenv("resolve", "tf-2.13", "--cuda", "x.y"), 2)
+    assert_one_line_error(cudaenv("resolve", "11.8", "--platform", "windows-x86_64"), 2)
