@@ -61,7 +61,8 @@ int run(Context& ctx, int argc, char** argv) {
     app.require_subcommand(1);
     app.add_flag("--json", ctx.json, "print one JSON document on stdout");
     app.add_flag("--no-color", ctx.no_color, "no colour");
-    app.add_option("--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)");
+    app.add_option(
+        "--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)");
     app.set_version_flag("--version", "cudaenv " CUDAENV_VERSION_STRING);
     for (const auto& c : commands()) {
         c.setup(app, c, ctx);

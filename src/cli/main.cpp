@@ -2,10 +2,11 @@
 #include "app.hpp"
 #include "context.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <exception>
 #include <iostream>
-#include <unistd.h>
 
 extern char** environ;
 

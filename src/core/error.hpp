@@ -16,17 +16,17 @@ namespace cudaenv {
 
 /// The classes of failure; each has exactly one exit code (exit_code()).
 enum class ErrorCode {
-    failure,      ///< 1: generic failure
-    usage,        ///< 2: bad command line or malformed SPEC
-    network,      ///< 3: download failed
-    integrity,    ///< 4: checksum mismatch, bad or unknown manifest
+    failure,        ///< 1: generic failure
+    usage,          ///< 2: bad command line or malformed SPEC
+    network,        ///< 3: download failed
+    integrity,      ///< 4: checksum mismatch, bad or unknown manifest
     unsafe_archive, ///< 5: an archive entry the filter refuses
-    filesystem,   ///< 6: ENOSPC, EIO, EROFS, EACCES...
-    conflict,     ///< 7: state conflict (foreign link, active version)
-    incompatible, ///< 8: a combination the manifests mark incompatible
-    not_found,    ///< 9: a well-formed SPEC that names no known release
-    lock_timeout, ///< 75: another cudaenv holds the lock (EX_TEMPFAIL)
-    internal,     ///< 70: a bug (EX_SOFTWARE)
+    filesystem,     ///< 6: ENOSPC, EIO, EROFS, EACCES...
+    conflict,       ///< 7: state conflict (foreign link, active version)
+    incompatible,   ///< 8: a combination the manifests mark incompatible
+    not_found,      ///< 9: a well-formed SPEC that names no known release
+    lock_timeout,   ///< 75: another cudaenv holds the lock (EX_TEMPFAIL)
+    internal,       ///< 70: a bug (EX_SOFTWARE)
 };
 
 /// The process exit code for an error class.
@@ -120,10 +120,10 @@ using Status = Result<Ok>;
 
 /// Propagate an error from an expression returning Result<T>; evaluates to the value.
 #define CUDAENV_TRY(expr)                                                                          \
-    __extension__({                                                                                             \
+    __extension__({                                                                                \
         auto cudaenv_try_r_ = (expr);                                                              \
         if (!cudaenv_try_r_) {                                                                     \
-            return std::move(cudaenv_try_r_).error();                                             \
+            return std::move(cudaenv_try_r_).error();                                              \
         }                                                                                          \
         std::move(cudaenv_try_r_).value();                                                         \
     })

@@ -10,7 +10,9 @@
 
 namespace cudaenv {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
 
 namespace {
 
@@ -70,7 +72,8 @@ Result<std::string> read_text_file(const std::filesystem::path& path) {
     return out;
 }
 
-Status write_file_atomic(const std::filesystem::path& path, std::string_view content, unsigned mode) {
+Status
+write_file_atomic(const std::filesystem::path& path, std::string_view content, unsigned mode) {
     auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
     std::random_device rd;
     auto tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(rd()));

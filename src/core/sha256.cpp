@@ -17,7 +17,9 @@ Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
     }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(m_impl->ctx); }
+Sha256::~Sha256() {
+    EVP_MD_CTX_free(m_impl->ctx);
+}
 
 void Sha256::update(const void* data, std::size_t size) {
     EVP_DigestUpdate(m_impl->ctx, data, size);

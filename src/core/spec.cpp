@@ -23,13 +23,15 @@ Result<Version> version_part(std::string_view spec,
                              const char* what) {
     auto v = Version::parse(text);
     if (!v) {
-        return spec_error(spec, std::string(what) + " version '" + std::string(text) +
-                                    "' is not a dotted number");
+        return spec_error(spec,
+                          std::string(what) + " version '" + std::string(text) +
+                              "' is not a dotted number");
     }
     if (v->size() < min_parts || v->size() > max_parts) {
-        return spec_error(spec, std::string(what) + " version '" + std::string(text) + "' must have " +
-                                    std::to_string(min_parts) + " to " + std::to_string(max_parts) +
-                                    " parts");
+        return spec_error(spec,
+                          std::string(what) + " version '" + std::string(text) + "' must have " +
+                              std::to_string(min_parts) + " to " + std::to_string(max_parts) +
+                              " parts");
     }
     return *v;
 }
@@ -144,8 +146,9 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& f
     known.push_back("cudnn");
     if (!framework_names.empty() &&
         std::find(framework_names.begin(), framework_names.end(), name) == framework_names.end()) {
-        auto err = Error(ErrorCode::usage,
-                         "unknown SPEC '" + std::string(text) + "': no framework named '" + name + "'");
+        auto err =
+            Error(ErrorCode::usage,
+                  "unknown SPEC '" + std::string(text) + "': no framework named '" + name + "'");
         if (auto m = closest_match(name, known)) {
             err = std::move(err).with_hint("did you mean '" + *m + "-" + std::string(ver) + "'?");
         }

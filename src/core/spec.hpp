@@ -32,6 +32,7 @@ struct Spec {
 /// Parses a SPEC. `framework_names` (names and aliases the manifests know) only feed the
 /// "did you mean" hint of a misspelt prefix; any name is accepted as a framework.
 /// Errors are ErrorCode::usage with one line and a hint.
-Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& framework_names = {});
+Result<Spec> parse_spec(std::string_view text,
+                        const std::vector<std::string>& framework_names = {});
 
 } // namespace cudaenv

@@ -12,7 +12,8 @@ namespace cudaenv::test {
 class TempDir {
   public:
     TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "cudaenv-test-XXXXXX").string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "cudaenv-test-XXXXXX").string();
         if (!::mkdtemp(tmpl.data())) {
             std::abort();
         }

@@ -41,8 +41,9 @@ std::string cudnn_cuda_list(const manifest::CudnnRelease& r) {
 int run_list(const ListOptions& o, Context& ctx) {
     if (!o.available) {
         return report_error(ctx,
-                            Error(ErrorCode::usage, "listing installed versions needs the install "
-                                                    "store, which this cudaenv does not have yet")
+                            Error(ErrorCode::usage,
+                                  "listing installed versions needs the install "
+                                  "store, which this cudaenv does not have yet")
                                 .with_hint("cudaenv list --available"),
                             "list");
     }
@@ -100,11 +101,12 @@ int run_list(const ListOptions& o, Context& ctx) {
                 cudas.push_back(b.cuda);
             }
             bool inst = cudnn_installable(*it);
-            arr.push_back({{"version", it->version.str()},
-                           {"major", it->major},
-                           {"cuda", cudas},
-                           {"layout", it->layout == manifest::CudnnLayout::redist ? "redist" : "tarball"},
-                           {"installable", inst}});
+            arr.push_back(
+                {{"version", it->version.str()},
+                 {"major", it->major},
+                 {"cuda", cudas},
+                 {"layout", it->layout == manifest::CudnnLayout::redist ? "redist" : "tarball"},
+                 {"installable", inst}});
             if (!ctx.json) {
                 out << "  " << std::left << std::setw(12) << it->version.str() << "CUDA "
                     << cudnn_cuda_list(*it) << (inst ? "" : "  (no download URL known)") << "\n";

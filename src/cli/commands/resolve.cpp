@@ -1,6 +1,7 @@
 // cudaenv resolve SPEC [--cuda V] [--cudnn V] [--profile P] [--platform P]
-#include "../context.hpp"
 #include "core/resolve/resolve.hpp"
+
+#include "../context.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -23,9 +24,8 @@ struct ResolveOptionsCli {
 };
 
 nlohmann::json artifact_json(const ResolvedArchive& a) {
-    nlohmann::json j{{"component", a.component},
-                     {"version", a.version.str()},
-                     {"sha256", a.artifact.sha256}};
+    nlohmann::json j{
+        {"component", a.component}, {"version", a.version.str()}, {"sha256", a.artifact.sha256}};
     if (!a.artifact.path.empty()) {
         j["path"] = a.artifact.path;
     }
@@ -147,9 +147,9 @@ void print_text(std::ostream& o, const Resolution& r) {
         total += " + " + std::to_string(r.unknown_sizes) + " of unknown size";
     }
     if (!r.archives.empty()) {
-        row("archives", r.profile + " profile, " + r.platform + ": " +
-                            std::to_string(r.archives.size()) +
-                            (r.archives.size() == 1 ? " archive, " : " archives, ") + total);
+        row("archives",
+            r.profile + " profile, " + r.platform + ": " + std::to_string(r.archives.size()) +
+                (r.archives.size() == 1 ? " archive, " : " archives, ") + total);
         std::size_t w = 0;
         for (const auto& a : r.archives) {
             w = std::max(w, a.component.size());
@@ -187,15 +187,17 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     ResolveOptions ro;
     ro.profile = o.profile;
     ro.platform = o.platform.empty() ? host_platform() : o.platform;
-    for (auto [text, out, what] : {std::tuple{&o.cuda, &ro.cuda, "--cuda"},
-                                   std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
+    for (auto [text, out, what] :
+         {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
         if (text->empty()) {
             continue;
         }
         auto v = Version::parse(*text);
         if (!v) {
             return report_error(
-                ctx, Error(ErrorCode::usage, std::string(what) + ": " + v.error().message), "resolve");
+                ctx,
+                Error(ErrorCode::usage, std::string(what) + ": " + v.error().message),
+                "resolve");
         }
         *out = *v;
     }
@@ -211,8 +213,8 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     }
     auto res = resolve(cat, *spec, ro);
     if (!res) {
-        return report_error(ctx, Error(res.error()).with_context("resolving '" + o.spec + "'"),
-                            "resolve");
+        return report_error(
+            ctx, Error(res.error()).with_context("resolving '" + o.spec + "'"), "resolve");
     }
     if (ctx.json) {
         emit_json(ctx, resolution_json(*res));
@@ -239,7 +241,8 @@ void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->add_option("--cudnn", opts->cudnn, "cuDNN version to use");
     sub->add_option("--profile", opts->profile, "component set: runtime, devel or full")
         ->capture_default_str();
-    sub->add_option("--platform", opts->platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    sub->add_option(
+        "--platform", opts->platform, "linux-x86_64 or linux-sbsa (default: this machine)");
     sub->callback([opts, &ctx] { ctx.exit_code = run_resolve(*opts, ctx); });
 }
 

@@ -172,8 +172,8 @@ class Reader {
             return error("no 'schema' field; expected '" + std::string(k_schema) + "'");
         }
         if (schema->get_ref<const std::string&>() != k_schema) {
-            return error("unknown schema '" + schema->get<std::string>() + "'; this cudaenv reads '" +
-                         std::string(k_schema) + "'")
+            return error("unknown schema '" + schema->get<std::string>() +
+                         "'; this cudaenv reads '" + std::string(k_schema) + "'")
                 .with_hint("a newer cudaenv may read it; upgrade cudaenv or use manifests written "
                            "for this version");
         }
@@ -187,7 +187,6 @@ class Reader {
   private:
     std::string m_origin;
 };
-
 
 Result<std::map<std::string, Artifact, std::less<>>>
 platform_map(const Reader& rd, const json& obj, const std::string& where, bool need_size) {
@@ -240,14 +239,12 @@ const char* rule_name(CompatRule r) {
     return r == CompatRule::exact ? "exact" : "same-major-min-minor";
 }
 
-
 } // namespace
 
 Result<json> parse_json_text(std::string_view text, std::string_view origin) {
     json doc = json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded()) {
-        return Error(ErrorCode::integrity,
-                     "manifest '" + std::string(origin) + "': invalid JSON");
+        return Error(ErrorCode::integrity, "manifest '" + std::string(origin) + "': invalid JSON");
     }
     return doc;
 }
@@ -654,9 +651,9 @@ ojson to_json(const Framework& f) {
     ojson rel = ojson::array();
     for (const auto& r : f.releases) {
         ojson row{{"series", r.series.str()},
-                 {"tested", r.tested.str()},
-                 {"cuda", r.cuda.str()},
-                 {"cudnn", r.cudnn.str()}};
+                  {"tested", r.tested.str()},
+                  {"cuda", r.cuda.str()},
+                  {"cudnn", r.cudnn.str()}};
         if (!r.package.empty()) {
             row["package"] = r.package;
         }
@@ -680,9 +677,9 @@ ojson gpus_to_json(const std::vector<Gpu>& gpus) {
     ojson list = ojson::array();
     for (const auto& g : gpus) {
         ojson gj{{"name", g.name},
-                {"compute_capability",
-                 std::to_string(g.compute_capability / 10) + "." +
-                     std::to_string(g.compute_capability % 10)}};
+                 {"compute_capability",
+                  std::to_string(g.compute_capability / 10) + "." +
+                      std::to_string(g.compute_capability % 10)}};
         if (!g.architecture.empty()) {
             gj["architecture"] = g.architecture;
         }
@@ -779,8 +776,9 @@ Result<Catalog> load_catalog(const std::filesystem::path& dir) {
         c.frameworks.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));
     }
     if (c.cuda.empty()) {
-        return Error(ErrorCode::integrity, "manifest directory '" + dir.string() +
-                                               "' has no CUDA releases (cuda/*.json)");
+        return Error(ErrorCode::integrity,
+                     "manifest directory '" + dir.string() +
+                         "' has no CUDA releases (cuda/*.json)");
     }
     auto gpus = dir / "gpus.json";
     if (std::filesystem::exists(gpus, ec)) {

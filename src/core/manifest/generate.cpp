@@ -231,7 +231,8 @@ const RedistArtifact* pick_variant(const std::map<std::string, RedistArtifact>& 
     if (auto it = variants.find(""); it != variants.end()) {
         return &it->second;
     }
-    for (const auto& key : {"cuda" + release.truncated(2).str(), "cuda" + release.truncated(1).str()}) {
+    for (const auto& key :
+         {"cuda" + release.truncated(2).str(), "cuda" + release.truncated(1).str()}) {
         if (auto it = variants.find(key); it != variants.end()) {
             return &it->second;
         }
@@ -253,8 +254,8 @@ Status check_registry(const Facts& f,
         return Ok{};
     }
     if (it->second != sha) {
-        return gen_error(std::string(kind) + " redistrib_" + file_version + ".json has sha256 " + sha +
-                         " but the registry pins " + it->second);
+        return gen_error(std::string(kind) + " redistrib_" + file_version + ".json has sha256 " +
+                         sha + " but the registry pins " + it->second);
     }
     ++report.registry_checked;
     return Ok{};
@@ -401,9 +402,11 @@ Status cudnn_from_redistrib(const fs::path& ref,
                     // single-variant index (8.9.7.29): the CUDA major is in the file name
                     auto pos = a.relative_path.rfind("_cuda");
                     if (pos == std::string::npos) {
-                        return gen_error(file + ": cannot tell the CUDA major of " + a.relative_path);
+                        return gen_error(file + ": cannot tell the CUDA major of " +
+                                         a.relative_path);
                     }
-                    label = a.relative_path.substr(pos + 5, a.relative_path.find('-', pos) - pos - 5);
+                    label =
+                        a.relative_path.substr(pos + 5, a.relative_path.find('-', pos) - pos - 5);
                 }
                 auto& b = builds[label];
                 b.cuda = label;
@@ -413,8 +416,8 @@ Status cudnn_from_redistrib(const fs::path& ref,
                 art.size = a.size;
                 if (auto old = b.platforms.find(platform);
                     old != b.platforms.end() && old->second.sha256 != art.sha256) {
-                    return gen_error(file + ": two different archives for cuDNN " + r.version.str() +
-                                     " cuda" + label + " " + platform);
+                    return gen_error(file + ": two different archives for cuDNN " +
+                                     r.version.str() + " cuda" + label + " " + platform);
                 }
                 b.platforms[platform] = art;
             }
@@ -555,14 +558,17 @@ Rules rules(const Facts& f) {
     return r;
 }
 
-std::string render(const nlohmann::ordered_json& j) { return j.dump(2) + "\n"; }
+std::string render(const nlohmann::ordered_json& j) {
+    return j.dump(2) + "\n";
+}
 
 /// Writes `files` (name -> content) into dir and removes other *.json files there.
 Status sync_dir(const fs::path& dir, const std::map<std::string, std::string>& files) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
-        return Error(ErrorCode::filesystem, "cannot create '" + dir.string() + "': " + ec.message());
+        return Error(ErrorCode::filesystem,
+                     "cannot create '" + dir.string() + "': " + ec.message());
     }
     for (const auto& entry : fs::directory_iterator(dir)) {
         if (entry.path().extension() == ".json" && !files.count(entry.path().filename().string())) {
@@ -607,9 +613,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
     CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));
     CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
-    for (const auto& [name, content] :
-         std::map<std::string, std::string>{{"gpus.json", render(gpus_to_json(gpus(facts, report)))},
-                                            {"rules.json", render(to_json(rules(facts)))}}) {
+    for (const auto& [name, content] : std::map<std::string, std::string>{
+             {"gpus.json", render(gpus_to_json(gpus(facts, report)))},
+             {"rules.json", render(to_json(rules(facts)))}}) {
         auto existing = read_text_file(out / name);
         if (!existing || *existing != content) {
             CUDAENV_TRY(write_file_atomic(out / name, content));

@@ -110,13 +110,13 @@ struct FrameworkRelease {
 
 /// How a framework build tolerates another CUDA or cuDNN than the one it was built with.
 enum class CompatRule {
-    exact,                 ///< only the tested major.minor
-    same_major_min_minor,  ///< same major, minor >= the tested one
+    exact,                ///< only the tested major.minor
+    same_major_min_minor, ///< same major, minor >= the tested one
 };
 
 struct Framework {
-    std::string name;                 ///< "tensorflow"
-    std::vector<std::string> aliases; ///< "tf"
+    std::string name;                  ///< "tensorflow"
+    std::vector<std::string> aliases;  ///< "tf"
     std::vector<std::string> packages; ///< pip names that install a GPU build
     CompatRule cuda_rule = CompatRule::same_major_min_minor;
     CompatRule cudnn_rule = CompatRule::same_major_min_minor;

@@ -31,7 +31,8 @@ std::string str_or_empty(const json& obj, const char* key) {
     return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-Result<RedistArtifact> artifact(const json& obj, const std::string& where, std::string_view origin) {
+Result<RedistArtifact>
+artifact(const json& obj, const std::string& where, std::string_view origin) {
     auto err = [&](const std::string& what) {
         return Error(ErrorCode::integrity,
                      "redistrib '" + std::string(origin) + "': " + where + ": " + what);
@@ -98,7 +99,8 @@ Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view orig
                 continue;
             }
             auto& variants = c.platforms[platform];
-            if (pobj.contains("relative_path") || pobj.contains("sha256") || pobj.contains("size")) {
+            if (pobj.contains("relative_path") || pobj.contains("sha256") ||
+                pobj.contains("size")) {
                 variants.emplace("", CUDAENV_TRY(artifact(pobj, key + "." + platform, origin)));
                 continue;
             }
@@ -106,9 +108,9 @@ Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view orig
                 if (!vobj.is_object()) {
                     continue;
                 }
-                variants.emplace(variant,
-                                 CUDAENV_TRY(artifact(vobj, key + "." + platform + "." + variant,
-                                                      origin)));
+                variants.emplace(
+                    variant,
+                    CUDAENV_TRY(artifact(vobj, key + "." + platform + "." + variant, origin)));
             }
         }
         idx.components.push_back(std::move(c));

@@ -12,6 +12,7 @@ using namespace manifest;
 
 std::string host_platform() {
     struct utsname u {};
+
     if (::uname(&u) == 0 && std::string_view(u.machine) == "aarch64") {
         return "linux-sbsa";
     }
@@ -89,8 +90,8 @@ Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRe
         builds += (builds.empty() ? "" : ", ") + b.cuda;
     }
     auto err = Error(ErrorCode::incompatible,
-                     "cuDNN " + dnn.version.str() + " is built for CUDA " + builds + ", not for CUDA " +
-                         cuda.version.str());
+                     "cuDNN " + dnn.version.str() + " is built for CUDA " + builds +
+                         ", not for CUDA " + cuda.version.str());
     // Suggest the newest cuDNN of the same series with a build for this CUDA, else of the same
     // major, else the newest.
     const CudnnRelease* alt = c.newest_cudnn(dnn.version.truncated(2), cuda.version);
@@ -114,13 +115,15 @@ void add_archives(const Catalog& c, Resolution& res) {
     const auto& cuda = *res.cuda;
     if (cuda.source == CudaSource::runfile) {
         auto it = cuda.runfiles.find(res.platform);
-        std::string where = it != cuda.runfiles.end() && it->second.downloadable()
-                                ? " (" + (it->second.path.empty() ? it->second.url : it->second.path) + ")"
-                                : "";
-        res.not_installable.push_back("CUDA " + cuda.version.str() +
-                                      " predates NVIDIA's redistributable archives and is published "
-                                      "only as a runfile installer" +
-                                      where + ", which this cudaenv cannot install yet");
+        std::string where =
+            it != cuda.runfiles.end() && it->second.downloadable()
+                ? " (" + (it->second.path.empty() ? it->second.url : it->second.path) + ")"
+                : "";
+        res.not_installable.push_back(
+            "CUDA " + cuda.version.str() +
+            " predates NVIDIA's redistributable archives and is published "
+            "only as a runfile installer" +
+            where + ", which this cudaenv cannot install yet");
     } else {
         const Profile* profile = c.profile(res.profile);
         for (const auto& name : c.profile_components(*profile, cuda)) {
@@ -141,10 +144,9 @@ void add_archives(const Catalog& c, Resolution& res) {
                                           res.cudnn_build->cuda + " has no " + res.platform +
                                           " archive");
         } else if (!it->second.downloadable()) {
-            res.not_installable.push_back("no download URL is known for cuDNN " +
-                                          res.cudnn->version.str() + " for CUDA " +
-                                          res.cudnn_build->cuda + " (" + res.platform +
-                                          "); only its sha256 is");
+            res.not_installable.push_back(
+                "no download URL is known for cuDNN " + res.cudnn->version.str() + " for CUDA " +
+                res.cudnn_build->cuda + " (" + res.platform + "); only its sha256 is");
         } else {
             res.archives.push_back({"cudnn", res.cudnn->version, it->second});
         }
@@ -181,7 +183,8 @@ Status check_framework_compat(const Framework& fw,
     }
     if (notes) {
         bool same_cuda = rel.cuda.is_prefix_of(cuda) || cuda.is_prefix_of(rel.cuda);
-        bool same_cudnn = !cudnn || rel.cudnn.is_prefix_of(*cudnn) || cudnn->is_prefix_of(rel.cudnn);
+        bool same_cudnn =
+            !cudnn || rel.cudnn.is_prefix_of(*cudnn) || cudnn->is_prefix_of(rel.cudnn);
         if (!same_cuda || !same_cudnn) {
             notes->push_back("compatible with " + fw.name + " " + rel.series.str() +
                              " by the version rules, but not the tested pair (" + tested + ")");
@@ -230,8 +233,9 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
             for (auto it = fw->releases.rbegin(); it != fw->releases.rend(); ++it) {
                 known.push_back(it->series.str());
             }
-            return Error(ErrorCode::not_found, "the manifests know no " + fw->name + " release '" +
-                                                   spec.framework_version->str() + "'")
+            return Error(ErrorCode::not_found,
+                         "the manifests know no " + fw->name + " release '" +
+                             spec.framework_version->str() + "'")
                 .with_hint(version_hint(spec.framework_version->str(), known));
         }
         res.framework = fw;
@@ -242,21 +246,23 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         CUDAENV_TRY(check_framework_compat(*fw, *rel, *want_cuda, want_cudnn, &res.notes));
     } else {
         if (opt.cuda) {
-            if (want_cuda && !opt.cuda->is_prefix_of(*want_cuda) && !want_cuda->is_prefix_of(*opt.cuda)) {
-                return Error(ErrorCode::usage, "SPEC '" + spec.text + "' names CUDA " +
-                                                   want_cuda->str() + " but --cuda says " +
-                                                   opt.cuda->str());
+            if (want_cuda && !opt.cuda->is_prefix_of(*want_cuda) &&
+                !want_cuda->is_prefix_of(*opt.cuda)) {
+                return Error(ErrorCode::usage,
+                             "SPEC '" + spec.text + "' names CUDA " + want_cuda->str() +
+                                 " but --cuda says " + opt.cuda->str());
             }
             want_cuda = want_cuda && want_cuda->size() > opt.cuda->size() ? want_cuda : opt.cuda;
         }
         if (opt.cudnn) {
             if (want_cudnn && !opt.cudnn->is_prefix_of(*want_cudnn) &&
                 !want_cudnn->is_prefix_of(*opt.cudnn)) {
-                return Error(ErrorCode::usage, "SPEC '" + spec.text + "' names cuDNN " +
-                                                   want_cudnn->str() + " but --cudnn says " +
-                                                   opt.cudnn->str());
+                return Error(ErrorCode::usage,
+                             "SPEC '" + spec.text + "' names cuDNN " + want_cudnn->str() +
+                                 " but --cudnn says " + opt.cudnn->str());
             }
-            want_cudnn = want_cudnn && want_cudnn->size() > opt.cudnn->size() ? want_cudnn : opt.cudnn;
+            want_cudnn =
+                want_cudnn && want_cudnn->size() > opt.cudnn->size() ? want_cudnn : opt.cudnn;
         }
         if (!want_cuda) {
             return Error(ErrorCode::usage,

@@ -37,8 +37,8 @@ struct Resolution {
     std::string profile;
     std::string platform;
     std::vector<ResolvedArchive> archives;
-    std::uint64_t total_size = 0;       ///< of the archives whose size is known
-    std::size_t unknown_sizes = 0;      ///< archives the manifests give no size for
+    std::uint64_t total_size = 0;  ///< of the archives whose size is known
+    std::size_t unknown_sizes = 0; ///< archives the manifests give no size for
     /// Why (part of) this cannot be installed yet; empty when everything can.
     std::vector<std::string> not_installable;
     /// Things worth saying that do not block (an untested but compatible pair).
@@ -53,9 +53,8 @@ struct Resolution {
 /// Resolves a parsed SPEC. Errors: not_found (no such framework or release, with "did you
 /// mean"), incompatible (a pair the manifests refuse, with the compatible choice), usage (a
 /// cuDNN without a CUDA, an unknown profile).
-Result<Resolution> resolve(const manifest::Catalog& catalog,
-                           const Spec& spec,
-                           const ResolveOptions& options);
+Result<Resolution>
+resolve(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions& options);
 
 /// Checks a CUDA (and optionally cuDNN) version against what a framework release was built
 /// with, by the framework's compat rules. incompatible names the reason and the tested pair.

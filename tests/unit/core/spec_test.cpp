@@ -50,8 +50,19 @@ TEST(SpecParse, CudnnAndPairForms) {
 }
 
 TEST(SpecParse, RejectsMalformedSpecsAsUsage) {
-    for (const char* s : {"", "foo", "11.8.0.1", "tf-2", "tf-", "11.8+", "11.8+9.1", "cudnn-",
-                          "cudnn-1.2.3.4.5", "11.8 ", "../11.8", "tf-2.x", "+cudnn-8.6"}) {
+    for (const char* s : {"",
+                          "foo",
+                          "11.8.0.1",
+                          "tf-2",
+                          "tf-",
+                          "11.8+",
+                          "11.8+9.1",
+                          "cudnn-",
+                          "cudnn-1.2.3.4.5",
+                          "11.8 ",
+                          "../11.8",
+                          "tf-2.x",
+                          "+cudnn-8.6"}) {
         auto r = parse_spec(s, k_fw);
         ASSERT_FALSE(r) << "'" << s << "'";
         EXPECT_EQ(r.error().code, ErrorCode::usage) << s;

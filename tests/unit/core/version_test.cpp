@@ -26,8 +26,19 @@ TEST(VersionParse, AcceptsOneToFourParts) {
 }
 
 TEST(VersionParse, RejectsMalformedText) {
-    for (const char* bad : {"", ".", "11.", ".8", "11..8", "11.8a", "a11", "-1", "+1", "1.2.3.4.5",
-                            "11 .8", "1234567", "11.8-rc1"}) {
+    for (const char* bad : {"",
+                            ".",
+                            "11.",
+                            ".8",
+                            "11..8",
+                            "11.8a",
+                            "a11",
+                            "-1",
+                            "+1",
+                            "1.2.3.4.5",
+                            "11 .8",
+                            "1234567",
+                            "11.8-rc1"}) {
         EXPECT_FALSE(Version::parse(bad)) << "'" << bad << "'";
     }
 }

@@ -216,7 +216,8 @@ TEST(BuiltinManifests, ProfilesNestAndFullExcludesDriverParts) {
         EXPECT_NE(std::find(devel.begin(), devel.end(), c), devel.end()) << c;
         EXPECT_NE(std::find(full.begin(), full.end(), c), full.end()) << c;
     }
-    for (const char* must : {"cuda_cudart", "cuda_nvcc", "libcublas", "libnvjitlink", "cuda_cupti"}) {
+    for (const char* must :
+         {"cuda_cudart", "cuda_nvcc", "libcublas", "libnvjitlink", "cuda_cupti"}) {
         EXPECT_NE(std::find(runtime.begin(), runtime.end(), must), runtime.end()) << must;
     }
     for (const char* never : {"nvidia_driver", "nvidia_fs", "fabricmanager", "cuda_compat"}) {

@@ -21,7 +21,8 @@ std::string redist(const std::string& platform_body) {
 } // namespace
 
 TEST(NvidiaRedist, ReadsAPlainComponent) {
-    auto r = parse_redistrib(redist(std::string(R"({"relative_path": "cuda_cudart/linux-x86_64/a.tar.xz",
+    auto r = parse_redistrib(redist(std::string(
+                                        R"({"relative_path": "cuda_cudart/linux-x86_64/a.tar.xz",
         "sha256": ")") + k_sha + R"(", "md5": "x", "size": "913876"})"),
                              "t");
     ASSERT_TRUE(r) << r.error().message;
@@ -37,7 +38,8 @@ TEST(NvidiaRedist, ReadsCudaVariants) {
     auto r = parse_redistrib(
         std::string(R"({"cudnn": {"version": "8.6.0.163", "cuda_variant": ["10", "11"],
         "linux-x86_64": {"cuda11": {"relative_path": "cudnn/a_cuda11.tar.xz", "sha256": ")") +
-            k_sha + R"(", "size": "1"}, "cuda10": {"relative_path": "cudnn/a_cuda10.tar.xz", "sha256": ")" +
+            k_sha +
+            R"(", "size": "1"}, "cuda10": {"relative_path": "cudnn/a_cuda10.tar.xz", "sha256": ")" +
             k_sha + R"(", "size": 2}}}})",
         "t");
     ASSERT_TRUE(r) << r.error().message;
@@ -66,9 +68,9 @@ TEST(NvidiaRedist, RefusesUnsafeRelativePaths) {
 
 TEST(NvidiaRedist, RefusesABadHashOrSize) {
     EXPECT_FALSE(parse_redistrib(redist(R"({"relative_path": "a", "sha256": "abc"})"), "t"));
-    EXPECT_FALSE(parse_redistrib(
-        redist(std::string(R"({"relative_path": "a", "sha256": ")") + k_sha + R"(", "size": "-1"})"),
-        "t"));
+    EXPECT_FALSE(parse_redistrib(redist(std::string(R"({"relative_path": "a", "sha256": ")") +
+                                        k_sha + R"(", "size": "-1"})"),
+                                 "t"));
 }
 
 TEST(NvidiaRedist, RefusesNonJsonAndEmptyIndexes) {
@@ -109,7 +111,8 @@ TEST(NvidiaRedist, LoadsEveryReferenceRedistribFile) {
 }
 
 TEST(NvidiaRedist, ReadsRealFactsOfCuda118) {
-    std::filesystem::path f = std::filesystem::path(CUDAENV_TEST_REFERENCE) / "cuda-redistrib_11.8.0.json";
+    std::filesystem::path f =
+        std::filesystem::path(CUDAENV_TEST_REFERENCE) / "cuda-redistrib_11.8.0.json";
     if (!std::filesystem::exists(f)) {
         GTEST_SKIP() << "reference data not present";
     }

@@ -28,7 +28,9 @@ Result<Resolution> run(const std::string& text, ResolveOptions opt = {}) {
     return resolve(catalog(), *spec, opt);
 }
 
-Version v(const char* s) { return *Version::try_parse(s); }
+Version v(const char* s) {
+    return *Version::try_parse(s);
+}
 
 } // namespace
 
@@ -194,7 +196,8 @@ TEST(FrameworkCompat, EveryRowAcceptsItsPairAndRefusesAnotherMajor) {
     ASSERT_NE(tf, nullptr);
     for (const auto& row : tf->releases) {
         EXPECT_TRUE(check_framework_compat(*tf, row, row.cuda, row.cudnn)) << row.series.str();
-        Version other = *Version::try_parse(std::to_string(row.cuda.major() == 12 ? 11 : 12) + ".0");
+        Version other =
+            *Version::try_parse(std::to_string(row.cuda.major() == 12 ? 11 : 12) + ".0");
         auto r = check_framework_compat(*tf, row, other, row.cudnn);
         ASSERT_FALSE(r) << row.series.str();
         EXPECT_EQ(r.error().code, ErrorCode::incompatible);
