@@ -25,7 +25,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 integrity/manifest, 5 unsafe 
 std::optional<Error> unknown_command(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--manifests") {
+        if (a == "--manifests" || a == "--mirror") {
             ++i; // skip its value
             continue;
         }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ostream>
 
 #ifndef CUDAENV_SOURCE_MANIFESTS
@@ -34,6 +35,57 @@ std::filesystem::path Context::manifests_path() const {
         return installed;
     }
     return CUDAENV_SOURCE_MANIFESTS;
+}
+
+store::Root Context::root() const {
+    if (auto r = getenv("CUDAENV_ROOT"); r && !r->empty()) {
+        return {std::filesystem::absolute(*r)};
+    }
+    std::string home = getenv("HOME").value_or("/root");
+    return {std::filesystem::path(home) / ".cudaenv"};
+}
+
+std::string Context::base_url() const {
+    std::string base = mirror;
+    if (base.empty()) {
+        base = getenv("CUDAENV_MIRROR").value_or("");
+    }
+    if (base.empty()) {
+        base = std::string(manifest::k_nvidia_base);
+    }
+    while (!base.empty() && base.back() == '/') {
+        base.pop_back();
+    }
+    return base;
+}
+
+namespace {
+
+long env_number(const Context& ctx, const char* name, long fallback) {
+    auto v = ctx.getenv(name);
+    if (!v || v->empty()) {
+        return fallback;
+    }
+    char* end = nullptr;
+    long n = std::strtol(v->c_str(), &end, 10);
+    return end && *end == '\0' && n >= 0 ? n : fallback;
+}
+
+} // namespace
+
+fetch::Policy Context::download_policy() const {
+    fetch::Policy p;
+    p.allow_http = base_url().rfind("http://", 0) == 0;
+    p.connect_timeout_s = env_number(*this, "CUDAENV_CONNECT_TIMEOUT", p.connect_timeout_s);
+    p.low_speed_time_s = env_number(*this, "CUDAENV_STALL_TIMEOUT", p.low_speed_time_s);
+    p.max_attempts = static_cast<int>(std::max(1L, env_number(*this, "CUDAENV_RETRIES", 3) + 1));
+    p.backoff = std::chrono::milliseconds(env_number(*this, "CUDAENV_RETRY_BACKOFF_MS", 500));
+    p.cacert = getenv("CUDAENV_CACERT").value_or("");
+    return p;
+}
+
+std::chrono::milliseconds Context::lock_timeout() const {
+    return std::chrono::seconds(env_number(*this, "CUDAENV_LOCK_TIMEOUT", 600));
 }
 
 Result<const manifest::Catalog*> Context::catalog() {

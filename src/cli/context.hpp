@@ -3,10 +3,13 @@
 #pragma once
 
 #include "core/error.hpp"
+#include "core/fetch/download.hpp"
 #include "core/manifest/model.hpp"
+#include "core/store/root.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <iosfwd>
 #include <map>
@@ -25,6 +28,7 @@ struct Context {
     bool json = false;
     bool no_color = false;
     std::string manifests_dir; ///< --manifests; empty: CUDAENV_MANIFESTS, then built-in
+    std::string mirror;        ///< --mirror; empty: CUDAENV_MIRROR, then NVIDIA's host
 
     /// Set by the command that ran.
     int exit_code = 0;
@@ -34,6 +38,23 @@ struct Context {
     /// --manifests, else CUDAENV_MANIFESTS, else the built-in manifests next to the binary
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
     std::filesystem::path manifests_path() const;
+
+    /// CUDAENV_ROOT, else ~/.cudaenv.
+    store::Root root() const;
+
+    /// The download base: --mirror, else CUDAENV_MIRROR, else NVIDIA's host (no trailing '/').
+    std::string base_url() const;
+
+    /// Download behaviour, with the tuning variables (CUDAENV_CONNECT_TIMEOUT,
+    /// CUDAENV_STALL_TIMEOUT, CUDAENV_RETRIES, CUDAENV_RETRY_BACKOFF_MS, CUDAENV_CACERT).
+    /// Plain http only when the user configured an http mirror.
+    fetch::Policy download_policy() const;
+
+    /// CUDAENV_LOCK_TIMEOUT seconds (default 600).
+    std::chrono::milliseconds lock_timeout() const;
+
+    /// stderr is a terminal (progress bars), and colour is allowed.
+    bool stderr_tty = false;
 
     /// Loads the catalog once per process.
     Result<const manifest::Catalog*> catalog();

@@ -1,6 +1,8 @@
 // cudaenv's entry point: capture the process state once, run the CLI, map errors to exit codes.
 #include "app.hpp"
 #include "context.hpp"
+#include "core/failpoint.hpp"
+#include "core/fetch/download.hpp"
 
 #include <unistd.h>
 
@@ -21,6 +23,11 @@ int main(int argc, char** argv) {
             ctx.env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
         }
     }
+    if (auto it = ctx.env.find("CUDAENV_FAILPOINTS"); it != ctx.env.end()) {
+        cudaenv::failpoint::configure(it->second);
+    }
+    cudaenv::fetch::global_init();
+    ctx.stderr_tty = ::isatty(2) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end();
     std::error_code ec;
     ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
     ctx.out = &std::cout;

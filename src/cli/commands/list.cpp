@@ -1,5 +1,6 @@
 // cudaenv list --available [cuda|cudnn|FRAMEWORK]
 #include "../context.hpp"
+#include "core/install/install.hpp"
 #include "core/manifest/model.hpp"
 #include "registry.hpp"
 
@@ -38,14 +39,45 @@ std::string cudnn_cuda_list(const manifest::CudnnRelease& r) {
     return s;
 }
 
+int run_list_installed(Context& ctx) {
+    auto root = ctx.root();
+    auto versions = install::list_installed(root);
+    auto global = store::global_version(root);
+    if (ctx.json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& v : versions) {
+            arr.push_back({{"version", v.name},
+                           {"cuda", v.cuda},
+                           {"cudnn", v.cudnn.empty() ? nlohmann::json() : nlohmann::json(v.cudnn)},
+                           {"profile", v.profile},
+                           {"platform", v.platform},
+                           {"bytes", v.bytes},
+                           {"prefix", v.prefix.string()},
+                           {"active", global && *global == v.name}});
+        }
+        emit_json(
+            ctx,
+            {{"command", "list"}, {"ok", true}, {"root", root.dir.string()}, {"versions", arr}});
+        return 0;
+    }
+    if (versions.empty()) {
+        *ctx.err << "cudaenv: no versions installed in " << root.dir.string() << "\n"
+                 << "help: cudaenv install tf-2.13, or cudaenv list --available\n";
+        return 0;
+    }
+    for (const auto& v : versions) {
+        bool active = global && *global == v.name;
+        *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name << " cuDNN "
+                 << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile
+                 << std::right << std::setw(10) << human_size(v.bytes)
+                 << (active ? "  (set by " + root.state_file().string() + ")" : "") << "\n";
+    }
+    return 0;
+}
+
 int run_list(const ListOptions& o, Context& ctx) {
     if (!o.available) {
-        return report_error(ctx,
-                            Error(ErrorCode::usage,
-                                  "listing installed versions needs the install "
-                                  "store, which this cudaenv does not have yet")
-                                .with_hint("cudaenv list --available"),
-                            "list");
+        return run_list_installed(ctx);
     }
     auto catalog = ctx.catalog();
     if (!catalog) {

@@ -24,6 +24,9 @@ std::span<const CommandSpec> commands();
 
 void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_generate_manifests(CLI::App& app, const CommandSpec& spec, Context& ctx);
 
 } // namespace cudaenv::cli

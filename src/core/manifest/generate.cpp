@@ -224,22 +224,6 @@ void apply_sm_and_compilers(const Facts& f, CudaRelease& r) {
     }
 }
 
-/// Picks the artifact of a component for a platform: the plain one, or for variant components
-/// the variant built for this release ("cuda13.3" or "cuda13").
-const RedistArtifact* pick_variant(const std::map<std::string, RedistArtifact>& variants,
-                                   const Version& release) {
-    if (auto it = variants.find(""); it != variants.end()) {
-        return &it->second;
-    }
-    for (const auto& key :
-         {"cuda" + release.truncated(2).str(), "cuda" + release.truncated(1).str()}) {
-        if (auto it = variants.find(key); it != variants.end()) {
-            return &it->second;
-        }
-    }
-    return nullptr;
-}
-
 Status check_registry(const Facts& f,
                       const char* kind,
                       const std::string& file_version,
@@ -272,52 +256,12 @@ cuda_redist_releases(const fs::path& ref, const Facts& f, GenerateReport& report
         std::string ver = name.substr(15, name.size() - 15 - 5);
         auto text = CUDAENV_TRY(read_text_file(entry.path()));
         auto idx = CUDAENV_TRY(parse_redistrib(text, entry.path().string()));
-        CudaRelease r;
-        r.version = CUDAENV_TRY(Version::parse(ver));
-        r.release_date = idx.release_date;
-        r.source = CudaSource::redist;
         Artifact red;
         red.path = "cuda/redist/redistrib_" + ver + ".json";
         red.sha256 = sha256_hex(text);
         red.size = text.size();
         CUDAENV_TRY(check_registry(f, "cuda", ver, red.sha256, report));
-        r.redistrib = red;
-        for (const auto& c : idx.components) {
-            Component comp;
-            comp.name = c.key;
-            comp.description = c.name;
-            auto cv = Version::try_parse(c.version);
-            if (!cv) {
-                continue; // a component without a version is not installable
-            }
-            comp.version = *cv;
-            for (const auto& [platform, variants] : c.platforms) {
-                if (!wanted_platform(platform)) {
-                    continue;
-                }
-                const RedistArtifact* a = pick_variant(variants, r.version);
-                if (!a) {
-                    continue;
-                }
-                Artifact art;
-                art.path = "cuda/redist/" + a->relative_path;
-                art.sha256 = a->sha256;
-                art.size = a->size;
-                if (!art.size) {
-                    return gen_error(name + ": " + c.key + "." + platform + " has no size");
-                }
-                comp.platforms.emplace(platform, std::move(art));
-            }
-            if (!comp.platforms.empty()) {
-                r.components.push_back(std::move(comp));
-            }
-        }
-        std::sort(r.components.begin(), r.components.end(), [](const auto& a, const auto& b) {
-            return a.name < b.name;
-        });
-        if (const auto* nvcc = r.component("cuda_nvcc")) {
-            r.nvcc_version = nvcc->version;
-        }
+        auto r = CUDAENV_TRY(cuda_release_from_redist(idx, ver, red));
         apply_driver(f, r);
         apply_sm_and_compilers(f, r);
         out.push_back(std::move(r));

@@ -1,6 +1,7 @@
 #include "nvidia_redist.hpp"
 
 #include "codec.hpp"
+#include "model.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,80 @@ Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view orig
                      "redistrib '" + std::string(origin) + "': lists no components");
     }
     return idx;
+}
+
+namespace {
+
+/// The artifact of a component for a platform: the plain one, or for variant components the
+/// variant built for this release ("cuda13.3" or "cuda13").
+const RedistArtifact* pick_variant(const std::map<std::string, RedistArtifact>& variants,
+                                   const Version& release) {
+    if (auto it = variants.find(""); it != variants.end()) {
+        return &it->second;
+    }
+    for (const auto& key :
+         {"cuda" + release.truncated(2).str(), "cuda" + release.truncated(1).str()}) {
+        if (auto it = variants.find(key); it != variants.end()) {
+            return &it->second;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
+                                             const std::string& version,
+                                             const Artifact& redistrib) {
+    CudaRelease r;
+    auto v = Version::parse(version);
+    if (!v || v->size() != 3) {
+        return Error(ErrorCode::usage, "CUDA version '" + version + "' must be X.Y.Z");
+    }
+    r.version = *v;
+    r.release_date = idx.release_date;
+    r.source = CudaSource::redist;
+    r.redistrib = redistrib;
+    for (const auto& c : idx.components) {
+        auto cv = Version::try_parse(c.version);
+        if (!cv) {
+            continue; // a component without a version is not installable
+        }
+        Component comp;
+        comp.name = c.key;
+        comp.description = c.name;
+        comp.version = *cv;
+        for (const auto& [platform, variants] : c.platforms) {
+            if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) ==
+                std::end(k_platforms)) {
+                continue;
+            }
+            const RedistArtifact* a = pick_variant(variants, r.version);
+            if (!a) {
+                continue;
+            }
+            if (!a->size) {
+                return Error(ErrorCode::integrity,
+                             "redistrib " + version + ": " + c.key + "." + platform +
+                                 " has no size");
+            }
+            comp.platforms.emplace(
+                platform, Artifact{"cuda/redist/" + a->relative_path, {}, a->sha256, a->size});
+        }
+        if (!comp.platforms.empty()) {
+            r.components.push_back(std::move(comp));
+        }
+    }
+    std::sort(r.components.begin(), r.components.end(), [](const auto& a, const auto& b) {
+        return a.name < b.name;
+    });
+    if (const auto* nvcc = r.component("cuda_nvcc")) {
+        r.nvcc_version = nvcc->version;
+    }
+    if (!r.component("cuda_cudart")) {
+        return Error(ErrorCode::integrity, "redistrib " + version + " has no cuda_cudart");
+    }
+    return r;
 }
 
 } // namespace cudaenv::manifest

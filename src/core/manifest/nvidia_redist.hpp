@@ -47,4 +47,13 @@ struct RedistIndex {
 /// Parses the bytes of a redistrib file. Errors are ErrorCode::integrity naming `origin`.
 Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view origin);
 
+struct CudaRelease;
+
+/// A CUDA release made from NVIDIA's index alone (components for cudaenv's platforms, nvcc
+/// version); `redistrib` is the index file itself. Driver, SM and compiler facts are not in
+/// NVIDIA's index and are left empty.
+Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
+                                             const std::string& version,
+                                             const struct Artifact& redistrib);
+
 } // namespace cudaenv::manifest

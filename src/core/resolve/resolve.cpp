@@ -287,6 +287,12 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
             return cudnn_incompatible(c, *any, *res.cuda);
         }
         res.cudnn_build = res.cudnn->build_for(res.cuda->version);
+        if (auto it = c.rules.cudnn_sublibraries.find(res.cudnn->major);
+            it != c.rules.cudnn_sublibraries.end()) {
+            res.cudnn_sublibraries = it->second;
+        } else {
+            res.cudnn_sublibraries = {"libcudnn"};
+        }
     }
     add_archives(c, res);
     return res;

@@ -37,6 +37,8 @@ struct Resolution {
     std::string profile;
     std::string platform;
     std::vector<ResolvedArchive> archives;
+    /// The libraries the chosen cuDNN major must have (rules.json), without ".so.N".
+    std::vector<std::string> cudnn_sublibraries;
     std::uint64_t total_size = 0;  ///< of the archives whose size is known
     std::size_t unknown_sizes = 0; ///< archives the manifests give no size for
     /// Why (part of) this cannot be installed yet; empty when everything can.

@@ -1,0 +1,265 @@
+// cudaenv install SPEC... | uninstall VERSION | __check-libs DIR FILE...
+#include "core/install/install.hpp"
+
+#include "../context.hpp"
+#include "../progress.hpp"
+#include "core/manifest/nvidia_redist.hpp"
+#include "core/resolve/resolve.hpp"
+#include "core/sha256.hpp"
+#include "registry.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+struct InstallCli {
+    std::vector<std::string> specs;
+    std::string cuda;
+    std::string cudnn;
+    std::string profile = "runtime";
+    std::string platform;
+    unsigned jobs = 4;
+    bool dry_run = false;
+    bool allow_unpinned = false;
+};
+
+/// For `cuda-X.Y.Z --allow-unpinned`: NVIDIA's index for a release the manifests do not know,
+/// fetched and trusted without a pinned hash, added to a copy of the catalog.
+Result<manifest::Catalog>
+with_unpinned(Context& ctx, const manifest::Catalog& cat, const Spec& spec) {
+    std::string ver = spec.cuda->str();
+    std::string url = ctx.base_url() + "/cuda/redist/redistrib_" + ver + ".json";
+    auto text = fetch::fetch_text(url, ctx.download_policy(), 16 << 20);
+    if (!text) {
+        return std::move(text).error();
+    }
+    auto idx = manifest::parse_redistrib(*text, url);
+    if (!idx) {
+        return std::move(idx).error();
+    }
+    manifest::Artifact red{
+        "cuda/redist/redistrib_" + ver + ".json", {}, sha256_hex(*text), text->size()};
+    auto rel = manifest::cuda_release_from_redist(*idx, ver, red);
+    if (!rel) {
+        return std::move(rel).error();
+    }
+    *ctx.err << "cudaenv: warning: CUDA " << ver << " is not in the manifests; trusting '" << url
+             << "' (sha256 " << red.sha256 << ") without a pinned hash, as --allow-unpinned asks\n";
+    manifest::Catalog copy = cat;
+    copy.cuda.push_back(std::move(*rel));
+    std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
+        return a.version < b.version;
+    });
+    return copy;
+}
+
+nlohmann::json outcome_json(const install::Outcome& o) {
+    nlohmann::json archives = nlohmann::json::array();
+    for (const auto& a : o.archives) {
+        archives.push_back({{"component", a.component},
+                            {"version", a.version},
+                            {"url", a.url},
+                            {"size", a.size ? nlohmann::json(*a.size) : nlohmann::json()},
+                            {"store", a.store_entry},
+                            {"present", a.present}});
+    }
+    return {{"version", o.version},
+            {"prefix", o.prefix.string()},
+            {"changed", o.changed},
+            {"downloaded_bytes", o.downloaded_bytes},
+            {"archives", archives}};
+}
+
+int run_install(const InstallCli& o, Context& ctx) {
+    auto catalog = ctx.catalog();
+    if (!catalog) {
+        return report_error(ctx, catalog.error(), "install");
+    }
+    std::vector<std::string> names;
+    for (const auto& f : (*catalog)->frameworks) {
+        names.push_back(f.name);
+        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    }
+    ResolveOptions ro;
+    ro.profile = o.profile;
+    ro.platform = o.platform.empty() ? host_platform() : o.platform;
+    for (auto [text, out, what] :
+         {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
+        if (!text->empty()) {
+            auto v = Version::parse(*text);
+            if (!v) {
+                return report_error(
+                    ctx,
+                    Error(ErrorCode::usage, std::string(what) + ": " + v.error().message),
+                    "install");
+            }
+            *out = *v;
+        }
+    }
+    install::Options io;
+    io.base_url = ctx.base_url();
+    io.policy = ctx.download_policy();
+    io.jobs = std::max(1u, o.jobs);
+    io.dry_run = o.dry_run;
+    io.lock_timeout = ctx.lock_timeout();
+    auto exe = ctx.exe_path;
+    io.check_libraries = [exe](const std::filesystem::path& dir,
+                               const std::vector<std::string>& files) {
+        return install::check_libraries_in_child(exe, dir, files);
+    };
+    auto root = ctx.root();
+    nlohmann::json versions = nlohmann::json::array();
+    bool changed = false;
+    for (const auto& text : o.specs) {
+        auto spec = parse_spec(text, names);
+        if (!spec) {
+            return report_error(ctx, spec.error(), "install");
+        }
+        const manifest::Catalog* cat = *catalog;
+        std::optional<manifest::Catalog> extended;
+        auto res = resolve(*cat, *spec, ro);
+        if (!res && res.error().code == ErrorCode::not_found && spec->kind == Spec::Kind::cuda &&
+            spec->cuda->size() == 3 && !cat->newest_cuda(*spec->cuda)) {
+            if (!o.allow_unpinned) {
+                return report_error(
+                    ctx,
+                    Error(res.error())
+                        .with_hint(
+                            "to trust NVIDIA's index for a release newer than the manifests: "
+                            "cudaenv install " +
+                            text + " --allow-unpinned"),
+                    "install");
+            }
+            auto ext = with_unpinned(ctx, *cat, *spec);
+            if (!ext) {
+                return report_error(ctx, ext.error(), "install");
+            }
+            extended = std::move(*ext);
+            cat = &*extended;
+            res = resolve(*cat, *spec, ro);
+        }
+        if (!res) {
+            return report_error(
+                ctx, Error(res.error()).with_context("resolving '" + text + "'"), "install");
+        }
+        ProgressReporter progress(*ctx.err, ctx.stderr_tty, ctx.json || o.dry_run);
+        auto out = install::install(
+            root, *res, io, [&](const install::Event& e) { progress.on_event(e); });
+        progress.finish();
+        if (!out) {
+            return report_error(ctx, out.error(), "install");
+        }
+        changed = changed || out->changed;
+        versions.push_back(outcome_json(*out));
+        if (!ctx.json) {
+            if (o.dry_run) {
+                *ctx.out << (out->changed ? "would install " : "already installed: ")
+                         << out->version << "\n";
+                for (const auto& a : out->archives) {
+                    *ctx.out << "  " << (a.present ? "have " : "get  ") << a.component << " "
+                             << a.version << "  "
+                             << (a.size ? human_size(*a.size) : std::string("?")) << "  " << a.url
+                             << "\n";
+                }
+            } else if (out->changed) {
+                *ctx.out << "installed " << out->version << " in " << out->prefix.string() << "\n";
+            } else {
+                *ctx.out << out->version << " is already installed\n";
+            }
+        }
+    }
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", "install"},
+                   {"ok", true},
+                   {"changed", changed},
+                   {"dry_run", o.dry_run},
+                   {"versions", versions}});
+    }
+    return 0;
+}
+
+struct UninstallCli {
+    std::string version;
+    bool force = false;
+};
+
+int run_uninstall(const UninstallCli& o, Context& ctx) {
+    auto out = install::uninstall(ctx.root(), o.version, o.force, ctx.lock_timeout());
+    if (!out) {
+        return report_error(ctx, out.error(), "uninstall");
+    }
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", "uninstall"},
+                   {"ok", true},
+                   {"changed", out->changed},
+                   {"version", o.version},
+                   {"store_entries_removed", out->store_entries_removed}});
+    } else {
+        *ctx.out << (out->changed ? "removed " : "not installed: ") << o.version << "\n";
+    }
+    return 0;
+}
+
+struct CheckLibsCli {
+    std::string dir;
+    std::vector<std::string> files;
+};
+
+} // namespace
+
+void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto o = std::make_shared<InstallCli>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->footer(
+        "Examples:\n"
+        "  cudaenv install tf-2.13                  CUDA 11.8 + cuDNN 8.6, verified, in lib64\n"
+        "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
+        "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
+        "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n");
+    sub->add_option("spec", o->specs, "what to install (see `cudaenv resolve`)")->required();
+    sub->add_option("--cuda", o->cuda, "CUDA version (checked against the framework)");
+    sub->add_option("--cudnn", o->cudnn, "cuDNN version");
+    sub->add_option("--profile", o->profile, "runtime, devel or full")->capture_default_str();
+    sub->add_option(
+        "--platform", o->platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
+    sub->add_flag("--dry-run", o->dry_run, "show the plan; download and write nothing");
+    sub->add_flag("--allow-unpinned",
+                  o->allow_unpinned,
+                  "trust NVIDIA's index for a release the manifests do not pin");
+    sub->callback([o, &ctx] { ctx.exit_code = run_install(*o, ctx); });
+}
+
+void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto o = std::make_shared<UninstallCli>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->footer("Examples:\n  cudaenv uninstall 11.8.0+cudnn8.6.0.163\n");
+    sub->add_option("version", o->version, "an installed version (cudaenv list)")->required();
+    sub->add_flag("--force", o->force, "remove it even if it is the global version");
+    sub->callback([o, &ctx] { ctx.exit_code = run_uninstall(*o, ctx); });
+}
+
+void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto o = std::make_shared<CheckLibsCli>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->group("");
+    sub->add_option("dir", o->dir)->required();
+    sub->add_option("files", o->files);
+    sub->callback([o, &ctx] {
+        for (const auto& f : install::check_libraries_here(o->dir, o->files)) {
+            *ctx.out << f << "\n";
+        }
+        ctx.exit_code = 0;
+    });
+}
+
+} // namespace cudaenv::cli

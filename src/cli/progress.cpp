@@ -1,0 +1,123 @@
+#include "progress.hpp"
+
+#include "context.hpp"
+
+#include <cstdio>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+std::string bar(double frac, int width) {
+    int full = static_cast<int>(frac * width);
+    std::string s = "[";
+    for (int i = 0; i < width; ++i) {
+        s += i < full ? '#' : (i == full ? '>' : '.');
+    }
+    return s + "]";
+}
+
+} // namespace
+
+void ProgressReporter::on_event(const install::Event& e) {
+    if (m_quiet) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(m_mu);
+    auto it = m_index.find(e.component);
+    if (it == m_index.end()) {
+        it = m_index.emplace(e.component, m_rows.size()).first;
+        m_rows.push_back(
+            {e.component, e.version, 0, e.total, "waiting", std::chrono::steady_clock::now()});
+    }
+    Row& r = m_rows[it->second];
+    using K = install::Event::Kind;
+    switch (e.kind) {
+    case K::reused:
+        r.state = "already in the store";
+        break;
+    case K::downloading:
+        r.state = "downloading";
+        r.started = std::chrono::steady_clock::now();
+        break;
+    case K::progress:
+        r.bytes = e.bytes;
+        break;
+    case K::extracting:
+        r.bytes = e.bytes;
+        r.state = e.cached ? "verified in cache, extracting" : "verified, extracting";
+        break;
+    case K::done:
+        r.bytes = e.bytes;
+        r.state = "done";
+        break;
+    case K::failed:
+        r.state = "failed";
+        break;
+    }
+    if (!m_tty) {
+        if (e.kind == K::done || e.kind == K::reused) {
+            auto secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
+            char t[32];
+            std::snprintf(t, sizeof t, "%.1f s", secs);
+            m_err << "cudaenv: " << r.component << " " << r.version << ": "
+                  << (e.kind == K::reused ? std::string("already in the store")
+                                          : human_size(r.bytes) + " verified and extracted in " + t)
+                  << "\n";
+        }
+        return;
+    }
+    redraw(e.kind != K::progress);
+}
+
+void ProgressReporter::redraw(bool force) {
+    auto now = std::chrono::steady_clock::now();
+    if (!force && now - m_last_draw < std::chrono::milliseconds(100)) {
+        return;
+    }
+    m_last_draw = now;
+    std::string out;
+    if (m_drawn) {
+        out += "\x1b[" + std::to_string(m_drawn) + "F"; // back to the first bar
+    }
+    for (const auto& r : m_rows) {
+        char line[256];
+        double frac =
+            r.total && *r.total ? static_cast<double>(r.bytes) / static_cast<double>(*r.total) : 0;
+        double secs = std::chrono::duration<double>(now - r.started).count();
+        double rate = secs > 0.05 ? static_cast<double>(r.bytes) / secs : 0;
+        std::string eta = "";
+        if (r.state == "downloading" && rate > 0 && r.total && *r.total > r.bytes) {
+            eta =
+                "ETA " +
+                std::to_string(static_cast<long>(static_cast<double>(*r.total - r.bytes) / rate)) +
+                "s";
+        }
+        std::snprintf(line,
+                      sizeof line,
+                      "  %-22.22s %-12.12s %s %9s %9s/s %-9s %s",
+                      r.component.c_str(),
+                      r.version.c_str(),
+                      bar(r.state == "done" ? 1.0 : frac, 20).c_str(),
+                      human_size(r.bytes).c_str(),
+                      human_size(static_cast<std::uint64_t>(rate)).c_str(),
+                      eta.c_str(),
+                      r.state == "downloading" ? "" : r.state.c_str());
+        out += line;
+        out += "\x1b[K\n";
+    }
+    m_drawn = m_rows.size();
+    m_err << out << std::flush;
+}
+
+void ProgressReporter::finish() {
+    if (m_quiet || !m_tty) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(m_mu);
+    redraw(true);
+}
+
+} // namespace cudaenv::cli

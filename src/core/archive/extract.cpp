@@ -1,0 +1,428 @@
+#include "extract.hpp"
+
+#include "../failpoint.hpp"
+#include "../fs.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <linux/openat2.h>
+#include <map>
+#include <vector>
+
+namespace cudaenv::archive {
+
+namespace fs = std::filesystem;
+
+std::optional<Compression> compression_for(const std::string& path) {
+    auto ends = [&](std::string_view s) {
+        return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends(".tar.xz")) {
+        return Compression::xz;
+    }
+    if (ends(".tgz") || ends(".tar.gz")) {
+        return Compression::gzip;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+struct ReadArchive {
+    struct archive* a = archive_read_new();
+
+    ReadArchive() = default;
+    ReadArchive(const ReadArchive&) = delete;
+    ReadArchive& operator=(const ReadArchive&) = delete;
+
+    ~ReadArchive() { archive_read_free(a); }
+};
+
+struct FdGuard {
+    int fd = -1;
+
+    explicit FdGuard(int f) : fd(f) {}
+
+    FdGuard(const FdGuard&) = delete;
+    FdGuard& operator=(const FdGuard&) = delete;
+
+    ~FdGuard() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+};
+
+/// Opens a directory below `root_fd` refusing any symlink on the way (openat2 RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS where the kernel has it; our own bookkeeping already rules symlinks out).
+int open_dir_beneath(int root_fd, const std::string& rel) {
+    if (rel.empty()) {
+        return ::dup(root_fd);
+    }
+
+    struct open_how how {};
+
+    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    long fd = ::syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EINVAL)) {
+        return static_cast<int>(fd);
+    }
+    return ::openat(root_fd, rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+Error unsafe(const std::string& archive, const std::string& entry, const std::string& why) {
+    return Error(ErrorCode::unsafe_archive,
+                 "unsafe archive '" + archive + "': entry '" + entry + "': " + why)
+        .with_hint("nothing was installed; the archive or the mirror serving it is bad");
+}
+
+Error broken(const std::string& archive, const std::string& why) {
+    return Error(ErrorCode::unsafe_archive, "unreadable archive '" + archive + "': " + why)
+        .with_hint("nothing was installed; the archive or the mirror serving it is bad");
+}
+
+Error fs_error(const std::string& what, const std::string& path, int err) {
+    return Error(ErrorCode::filesystem, what + " '" + path + "': " + errno_text(err));
+}
+
+bool bad_char(char c) {
+    return c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+}
+
+/// Splits a raw entry name into segments, refusing anything that is not a plain relative path.
+std::optional<std::string> split_name(std::string_view name, std::vector<std::string>& out) {
+    if (name.empty()) {
+        return "empty name";
+    }
+    if (name.front() == '/') {
+        return "absolute path";
+    }
+    for (char c : name) {
+        if (bad_char(c)) {
+            return "backslash or control character in the name";
+        }
+    }
+    if (name.back() == '/') {
+        name.remove_suffix(1);
+    }
+    std::size_t start = 0;
+    while (start <= name.size()) {
+        std::size_t end = name.find('/', start);
+        if (end == std::string_view::npos) {
+            end = name.size();
+        }
+        std::string_view seg = name.substr(start, end - start);
+        if (seg.empty() || seg == "." || seg == "..") {
+            return seg == ".." ? "'..' in the path" : "empty or '.' path segment";
+        }
+        out.emplace_back(seg);
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+std::string join(const std::vector<std::string>& segs, std::size_t from, std::size_t to) {
+    std::string s;
+    for (std::size_t i = from; i < to; ++i) {
+        if (i > from) {
+            s += '/';
+        }
+        s += segs[i];
+    }
+    return s;
+}
+
+/// A symlink target must be relative and stay inside the top directory, resolved lexically
+/// from the link's own directory (`dir`, segments below the top).
+std::optional<std::string> check_link_target(std::string_view target,
+                                             std::vector<std::string> dir) {
+    if (target.empty()) {
+        return "empty symlink target";
+    }
+    if (target.front() == '/') {
+        return "symlink to an absolute path";
+    }
+    for (char c : target) {
+        if (bad_char(c)) {
+            return "backslash or control character in the symlink target";
+        }
+    }
+    std::size_t start = 0;
+    while (start <= target.size()) {
+        std::size_t end = target.find('/', start);
+        if (end == std::string_view::npos) {
+            end = target.size();
+        }
+        std::string_view seg = target.substr(start, end - start);
+        if (seg == "..") {
+            if (dir.empty()) {
+                return "symlink target leaves the archive's directory";
+            }
+            dir.pop_back();
+        } else if (!seg.empty() && seg != ".") {
+            dir.emplace_back(seg);
+        }
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+struct Extractor {
+    std::string name; ///< archive, for messages
+    std::string expected_top;
+    int root_fd = -1;
+    const Limits& limits;
+    std::map<std::string, Entry::Type> seen;
+    std::map<std::string, bool> exec; ///< regular files: executable?
+    Extracted result;
+    std::vector<char> buf = std::vector<char>(1 << 20);
+
+    Status ensure_parents(const std::vector<std::string>& segs, std::size_t end) {
+        for (std::size_t i = 1; i < end; ++i) {
+            std::string prefix = join(segs, 1, i + 1);
+            auto it = seen.find(prefix);
+            if (it != seen.end()) {
+                if (it->second != Entry::Type::directory) {
+                    return unsafe(name,
+                                  join(segs, 0, segs.size()),
+                                  "a path through '" + prefix + "', which is not a directory");
+                }
+                continue;
+            }
+            FdGuard parent(open_dir_beneath(root_fd, join(segs, 1, i)));
+            if (parent.fd < 0) {
+                return fs_error("cannot open directory", prefix, errno);
+            }
+            if (::mkdirat(parent.fd, segs[i].c_str(), 0755) != 0) {
+                return fs_error("cannot create directory", prefix, errno);
+            }
+            seen[prefix] = Entry::Type::directory;
+            result.entries.push_back({Entry::Type::directory, prefix, {}, 0, false});
+        }
+        return Ok{};
+    }
+
+    Status add(struct archive* a, struct archive_entry* e) {
+        const char* raw = archive_entry_pathname(e);
+        std::string rawname = raw ? raw : "";
+        std::vector<std::string> segs;
+        if (auto why = split_name(rawname, segs)) {
+            return unsafe(name, rawname, *why);
+        }
+        if (rawname.size() > limits.max_path) {
+            return unsafe(name, rawname.substr(0, 80) + "...", "path longer than the limit");
+        }
+        if (result.entries.size() >= limits.max_entries) {
+            return unsafe(name,
+                          rawname,
+                          "more entries than the limit of " + std::to_string(limits.max_entries));
+        }
+        if (result.top.empty()) {
+            result.top = segs[0];
+            if (!expected_top.empty() && result.top != expected_top) {
+                return unsafe(
+                    name, rawname, "the archive's top directory should be '" + expected_top + "'");
+            }
+        } else if (segs[0] != result.top) {
+            return unsafe(
+                name, rawname, "outside the archive's top directory '" + result.top + "'");
+        }
+        const char* hardlink = archive_entry_hardlink(e);
+        mode_t type = archive_entry_filetype(e);
+        std::string rel = join(segs, 1, segs.size());
+        if (rel.empty()) {
+            if (type != AE_IFDIR || hardlink) {
+                return unsafe(name, rawname, "the top of the archive must be a directory");
+            }
+            return Ok{};
+        }
+        if (seen.count(rel)) {
+            return unsafe(name, rawname, "appears twice in the archive");
+        }
+        CUDAENV_TRY(ensure_parents(segs, segs.size() - 1));
+        FdGuard parent(open_dir_beneath(root_fd, join(segs, 1, segs.size() - 1)));
+        if (parent.fd < 0) {
+            return fs_error("cannot open directory for", rel, errno);
+        }
+        const std::string& leaf = segs.back();
+        bool x = (archive_entry_perm(e) & 0111) != 0;
+
+        if (hardlink) {
+            std::vector<std::string> tsegs;
+            if (auto why = split_name(hardlink, tsegs)) {
+                return unsafe(name, rawname, "hard link target: " + *why);
+            }
+            std::string trel = tsegs[0] == result.top ? join(tsegs, 1, tsegs.size()) : "";
+            auto it = seen.find(trel);
+            if (trel.empty() || it == seen.end() || it->second != Entry::Type::file) {
+                return unsafe(name,
+                              rawname,
+                              "hard link to '" + std::string(hardlink) +
+                                  "', which is not an earlier file of this archive");
+            }
+            if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0) {
+                return unsafe(name, rawname, "hard link that carries data");
+            }
+            if (::linkat(root_fd, trel.c_str(), parent.fd, leaf.c_str(), 0) != 0) {
+                return fs_error("cannot link", rel, errno);
+            }
+            seen[rel] = Entry::Type::file;
+            exec[rel] = exec[trel];
+            result.entries.push_back({Entry::Type::file, rel, {}, 0, exec[trel]});
+            return Ok{};
+        }
+        switch (type) {
+        case AE_IFDIR:
+            if (::mkdirat(parent.fd, leaf.c_str(), 0755) != 0) {
+                return fs_error("cannot create directory", rel, errno);
+            }
+            seen[rel] = Entry::Type::directory;
+            result.entries.push_back({Entry::Type::directory, rel, {}, 0, false});
+            return Ok{};
+        case AE_IFLNK: {
+            const char* target = archive_entry_symlink(e);
+            std::string t = target ? target : "";
+            std::vector<std::string> dir(segs.begin() + 1, segs.end() - 1);
+            if (auto why = check_link_target(t, dir)) {
+                return unsafe(name, rawname, *why + " ('" + t + "')");
+            }
+            if (::symlinkat(t.c_str(), parent.fd, leaf.c_str()) != 0) {
+                return fs_error("cannot create symlink", rel, errno);
+            }
+            seen[rel] = Entry::Type::symlink;
+            result.entries.push_back({Entry::Type::symlink, rel, t, 0, false});
+            return Ok{};
+        }
+        case AE_IFREG:
+            return add_file(a, e, parent.fd, rel, leaf, x);
+        default:
+            return unsafe(name, rawname, "not a file, directory or link (device, FIFO or socket)");
+        }
+    }
+
+    Status add_file(struct archive* a,
+                    struct archive_entry* e,
+                    int parent_fd,
+                    const std::string& rel,
+                    const std::string& leaf,
+                    bool x) {
+        std::int64_t declared = archive_entry_size(e);
+        if (declared < 0 || static_cast<std::uint64_t>(declared) > limits.max_entry_bytes) {
+            return unsafe(name, rel, "larger than the per-file limit");
+        }
+        if (result.bytes + static_cast<std::uint64_t>(declared) > limits.max_total_bytes) {
+            return unsafe(name,
+                          rel,
+                          "the archive unpacks to more than the limit of " +
+                              std::to_string(limits.max_total_bytes) + " bytes");
+        }
+        mode_t mode = x ? 0755 : 0644;
+        FdGuard out(::openat(
+            parent_fd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+        if (out.fd < 0) {
+            return fs_error("cannot create", rel, errno);
+        }
+        std::uint64_t got = 0;
+        while (true) {
+            la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
+            if (n == 0) {
+                break;
+            }
+            if (n < 0) {
+                return broken(name, "'" + rel + "': " + archive_error_string(a));
+            }
+            got += static_cast<std::uint64_t>(n);
+            if (got > static_cast<std::uint64_t>(declared) ||
+                result.bytes + got > limits.max_total_bytes) {
+                return unsafe(name, rel, "more data than its header declares");
+            }
+            std::size_t off = 0;
+            while (off < static_cast<std::size_t>(n)) {
+                ssize_t w = ::write(out.fd, buf.data() + off, static_cast<std::size_t>(n) - off);
+                if (w < 0) {
+                    if (errno == EINTR) {
+                        continue;
+                    }
+                    return fs_error("cannot write", rel, errno);
+                }
+                off += static_cast<std::size_t>(w);
+            }
+        }
+        if (got != static_cast<std::uint64_t>(declared)) {
+            return broken(name, "'" + rel + "' is shorter than its header says (truncated)");
+        }
+        if (::fchmod(out.fd, mode) != 0) {
+            return fs_error("cannot chmod", rel, errno);
+        }
+        result.bytes += got;
+        seen[rel] = Entry::Type::file;
+        exec[rel] = x;
+        result.entries.push_back({Entry::Type::file, rel, {}, got, x});
+        if (result.entries.size() == 3) {
+            failpoint::hit("extract-midway");
+        }
+        return Ok{};
+    }
+};
+
+} // namespace
+
+Result<Extracted> extract(const fs::path& path,
+                          const fs::path& dest,
+                          Compression compression,
+                          const std::string& expected_top,
+                          const Limits& limits) {
+    ReadArchive ra;
+    archive_read_support_format_tar(ra.a);
+    if (compression == Compression::xz) {
+        archive_read_support_filter_xz(ra.a);
+    } else {
+        archive_read_support_filter_gzip(ra.a);
+    }
+    std::string name = path.filename().string();
+    if (archive_read_open_filename(ra.a, path.c_str(), 1 << 16) != ARCHIVE_OK) {
+        return broken(name,
+                      archive_error_string(ra.a) ? archive_error_string(ra.a) : "cannot open");
+    }
+    FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (root.fd < 0) {
+        return fs_error("cannot open", dest.string(), errno);
+    }
+    Extractor x{name, expected_top, root.fd, limits, {}, {}, {}};
+    bool checked_format = false;
+    while (true) {
+        struct archive_entry* e = nullptr;
+        int r = archive_read_next_header(ra.a, &e);
+        if (r == ARCHIVE_EOF) {
+            break;
+        }
+        if (r < ARCHIVE_WARN) {
+            return broken(
+                name, archive_error_string(ra.a) ? archive_error_string(ra.a) : "corrupt header");
+        }
+        if (!checked_format) {
+            checked_format = true;
+            int want = compression == Compression::xz ? ARCHIVE_FILTER_XZ : ARCHIVE_FILTER_GZIP;
+            if (archive_filter_code(ra.a, 0) != want) {
+                return broken(name,
+                              std::string("not ") +
+                                  (compression == Compression::xz ? "xz" : "gzip") + "-compressed");
+            }
+        }
+        CUDAENV_TRY(x.add(ra.a, e));
+    }
+    if (!checked_format) {
+        return broken(name, "empty archive");
+    }
+    return std::move(x.result);
+}
+
+} // namespace cudaenv::archive

@@ -1,0 +1,62 @@
+// Safe extraction (reliability.md R3, R4): libarchive reads, our own filter decides, and our own
+// code writes every entry with openat/O_NOFOLLOW/O_EXCL under a private directory.
+//
+// The filter sees the raw entry name and link target and refuses the whole archive (exit 5) on:
+// an absolute name, any "..", an empty or "." segment, a backslash or control character, a
+// duplicate name, a name under an earlier symlink, anything outside the one expected top
+// directory, a type other than file/directory/symlink/hard link, a symlink whose target is
+// absolute or leaves the top directory, a hard link to anything but an earlier regular file of the
+// same archive, and archives beyond the caps on entries, bytes per entry, total bytes and path
+// length. Modes are normalised (0755 for directories and executables, 0644 otherwise; no
+// setuid/setgid/sticky, no world-write) and owners are ignored. Only the expected compression
+// is accepted (xz for .tar.xz, gzip for .tgz), and only tar.
+#pragma once
+
+#include "../error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudaenv::archive {
+
+struct Limits {
+    std::uint64_t max_total_bytes = std::uint64_t{32} << 30;
+    std::uint64_t max_entry_bytes = std::uint64_t{8} << 30;
+    std::uint64_t max_entries = 200000;
+    std::size_t max_path = 1024;
+};
+
+enum class Compression { xz, gzip };
+
+struct Entry {
+    enum class Type { file, directory, symlink };
+    Type type = Type::file;
+    std::string path;   ///< relative to the top directory ("lib/libcudart.so.11.8.89")
+    std::string target; ///< symlinks: the target as written
+    std::uint64_t size = 0;
+    bool executable = false;
+};
+
+struct Extracted {
+    std::string top;            ///< the archive's single top directory
+    std::vector<Entry> entries; ///< in archive order, top directory stripped
+    std::uint64_t bytes = 0;
+};
+
+/// Extracts `archive` into `dest` (an existing, empty, private directory): the archive's top
+/// directory's contents land directly in `dest`. When `expected_top` is non-empty the top
+/// directory must have that name. Errors: unsafe_archive (exit 5) naming the entry; filesystem.
+/// On error, `dest` may hold a partial tree: the caller owns and removes it.
+Result<Extracted> extract(const std::filesystem::path& archive,
+                          const std::filesystem::path& dest,
+                          Compression compression,
+                          const std::string& expected_top,
+                          const Limits& limits = {});
+
+/// The compression an artifact path implies, if it is one we accept.
+std::optional<Compression> compression_for(const std::string& path);
+
+} // namespace cudaenv::archive

@@ -1,0 +1,492 @@
+#include "download.hpp"
+
+#include "../failpoint.hpp"
+#include "../fs.hpp"
+#include "../sha256.hpp"
+
+#include <curl/curl.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <mutex>
+#include <thread>
+
+namespace cudaenv::fetch {
+
+namespace fs = std::filesystem;
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+namespace {
+
+constexpr const char* k_user_agent = "cudaenv/0.1";
+
+struct CurlHandle {
+    CURL* h = curl_easy_init();
+
+    CurlHandle() = default;
+    CurlHandle(const CurlHandle&) = delete;
+    CurlHandle& operator=(const CurlHandle&) = delete;
+
+    ~CurlHandle() { curl_easy_cleanup(h); }
+};
+
+struct CurlList {
+    curl_slist* l = nullptr;
+
+    CurlList() = default;
+    CurlList(const CurlList&) = delete;
+    CurlList& operator=(const CurlList&) = delete;
+
+    ~CurlList() { curl_slist_free_all(l); }
+};
+
+/// Why a transfer was aborted from inside a callback.
+enum class Abort { none, too_large, bad_range, write_failed, cancelled };
+
+struct Transfer {
+    CURL* curl = nullptr;
+    int fd = -1;
+    Sha256* hash = nullptr;
+    std::uint64_t base = 0;    ///< bytes already in the partial file
+    std::uint64_t written = 0; ///< bytes written by this attempt
+    std::uint64_t limit = 0;   ///< the most the whole file may hold
+    std::optional<std::uint64_t> total;
+    const Progress* progress = nullptr;
+    const std::atomic<bool>* cancel = nullptr;
+    bool started = false;
+    bool discard = false; ///< an error answer: its body is not ours
+    bool half_hit = false;
+    long status = 0;
+    std::string content_range;
+    Abort abort = Abort::none;
+    int write_errno = 0;
+};
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+    if (s.size() < prefix.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(s[i])) !=
+            std::tolower(static_cast<unsigned char>(prefix[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::string_view line(data, size * n);
+    if (starts_with_ci(line, "HTTP/")) {
+        t->content_range.clear(); // a new response (after a redirect)
+    } else if (starts_with_ci(line, "content-range:")) {
+        std::string_view v = line.substr(14);
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+            v.remove_prefix(1);
+        }
+        while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) {
+            v.remove_suffix(1);
+        }
+        t->content_range = std::string(v);
+    }
+    return size * n;
+}
+
+/// On the first body bytes, decides what this response means for the partial file.
+bool start_body(Transfer* t) {
+    t->started = true;
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->status);
+    if (t->status < 200 || t->status >= 300) {
+        t->discard = true;
+        return true;
+    }
+    if (t->base > 0) {
+        if (t->status == 206) {
+            std::string want = "bytes " + std::to_string(t->base) + "-";
+            if (t->content_range.rfind(want, 0) != 0) {
+                t->abort = Abort::bad_range;
+                return false;
+            }
+        } else {
+            // Range ignored: a full body follows. Never append it; start over.
+            if (::ftruncate(t->fd, 0) != 0 || ::lseek(t->fd, 0, SEEK_SET) != 0) {
+                t->write_errno = errno;
+                t->abort = Abort::write_failed;
+                return false;
+            }
+            t->hash->hex_digest(); // resets
+            t->base = 0;
+        }
+    }
+    return true;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::size_t len = size * n;
+    if (!t->started && !start_body(t)) {
+        return 0;
+    }
+    if (t->discard) {
+        return len;
+    }
+    if (t->cancel && t->cancel->load()) {
+        t->abort = Abort::cancelled;
+        return 0;
+    }
+    if (t->base + t->written + len > t->limit) {
+        t->abort = Abort::too_large;
+        return 0;
+    }
+    std::size_t off = 0;
+    while (off < len) {
+        ssize_t w = ::write(t->fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            t->write_errno = errno;
+            t->abort = Abort::write_failed;
+            return 0;
+        }
+        off += static_cast<std::size_t>(w);
+    }
+    t->hash->update(data, len);
+    t->written += len;
+    std::uint64_t done = t->base + t->written;
+    if (t->progress && *t->progress) {
+        (*t->progress)(done, t->total);
+    }
+    if (!t->half_hit && t->total && done * 2 >= *t->total) {
+        t->half_hit = true;
+        ::fsync(t->fd);
+        failpoint::hit("download-half");
+    }
+    return len;
+}
+
+/// Hashes a whole file into `h`; returns its size.
+Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot open '" + p.string() + "': " + errno_text(errno));
+    }
+    std::uint64_t total = 0;
+    std::string buf(1 << 20, '\0');
+    while (true) {
+        ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            return Error(ErrorCode::filesystem,
+                         "cannot read '" + p.string() + "': " + errno_text(err));
+        }
+        if (n == 0) {
+            break;
+        }
+        h.update(buf.data(), static_cast<std::size_t>(n));
+        total += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+    return total;
+}
+
+Error checksum_error(const Request& r, const std::string& got) {
+    return Error(ErrorCode::integrity,
+                 "checksum mismatch for '" + r.url + "': expected " + r.sha256 + ", got " + got)
+        .with_hint("the download was deleted; if this repeats, the mirror or the manifest is bad");
+}
+
+Status publish(const fs::path& partial, const fs::path& dest) {
+    if (::rename(partial.c_str(), dest.c_str()) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot rename '" + partial.string() + "': " + errno_text(errno));
+    }
+    int dfd = ::open(dest.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    return Ok{};
+}
+
+bool retryable(CURLcode rc) {
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_BAD_CONTENT_ENCODING:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void apply_policy(CURL* h, const std::string& url, const Policy& p) {
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, k_user_agent);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, p.allow_http ? "https,http" : "https");
+    // A redirect may stay on http only when the URL itself is plain http (a configured mirror);
+    // an https download is never redirected to http.
+    bool is_https = url.rfind("https://", 0) == 0;
+    curl_easy_setopt(
+        h, CURLOPT_REDIR_PROTOCOLS_STR, !is_https && p.allow_http ? "https,http" : "https");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, p.connect_timeout_s);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, p.low_speed_bytes);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, p.low_speed_time_s);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!p.cacert.empty()) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, p.cacert.c_str());
+    }
+}
+
+std::string curl_message(CURLcode rc, const char* errbuf) {
+    return errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+}
+
+void backoff(const Policy& p, int attempt) {
+    auto wait = p.backoff * (1 << std::min(attempt - 1, 6));
+    std::this_thread::sleep_for(wait);
+}
+
+} // namespace
+
+Result<Outcome> download(const Request& r, const Policy& policy, const Progress& progress) {
+    Outcome outcome;
+    std::error_code ec;
+    std::uint64_t limit = r.size ? *r.size : r.max_size;
+
+    // A file already at dest is trusted only after it hashes right (a poisoned cache, D17).
+    if (fs::exists(r.dest, ec)) {
+        Sha256 h;
+        auto n = hash_file(r.dest, h);
+        if (n && (!r.size || *n == *r.size) && h.hex_digest() == r.sha256) {
+            outcome.cached = true;
+            outcome.bytes = *n;
+            return outcome;
+        }
+        fs::remove(r.dest, ec);
+    }
+
+    fs::path partial = r.dest;
+    partial += ".partial";
+    bool whole_file_checked = false;
+    for (int attempt = 1; attempt <= policy.max_attempts; ++attempt) {
+        outcome.attempts = attempt;
+        Sha256 hash;
+        std::uint64_t base = 0;
+        if (fs::exists(partial, ec)) {
+            auto n = hash_file(partial, hash);
+            if (!n) {
+                return std::move(n).error();
+            }
+            base = *n;
+            if (base > limit) {
+                fs::remove(partial, ec);
+                hash.hex_digest();
+                base = 0;
+            }
+        }
+        if (r.size && base == *r.size && !whole_file_checked) {
+            // The partial file is complete (a run killed before the rename): check it (D5).
+            whole_file_checked = true;
+            std::string got = hash.hex_digest();
+            if (got == r.sha256) {
+                CUDAENV_TRY(publish(partial, r.dest));
+                outcome.bytes = base;
+                outcome.resumed_from = base;
+                return outcome;
+            }
+            fs::remove(partial, ec);
+            base = 0;
+        }
+        outcome.resumed_from = base;
+
+        int fd =
+            ::open(partial.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot write '" + partial.string() + "': " + errno_text(errno));
+        }
+        CurlHandle curl;
+        CurlList headers;
+        char errbuf[CURL_ERROR_SIZE] = {0};
+        Transfer t;
+        t.curl = curl.h;
+        t.fd = fd;
+        t.hash = &hash;
+        t.base = base;
+        t.limit = limit;
+        t.total = r.size;
+        t.progress = &progress;
+        t.cancel = r.cancel;
+        apply_policy(curl.h, r.url, policy);
+        curl_easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        curl_easy_setopt(curl.h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(curl.h, CURLOPT_WRITEDATA, &t);
+        curl_easy_setopt(curl.h, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(curl.h, CURLOPT_HEADERDATA, &t);
+        curl_easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit - base));
+        if (base > 0) {
+            std::string range = std::to_string(base) + "-";
+            curl_easy_setopt(curl.h, CURLOPT_RANGE, range.c_str());
+        }
+        CURLcode rc = curl_easy_perform(curl.h);
+        if (!t.started) {
+            curl_easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &t.status);
+        }
+        int sync_rc = ::fsync(fd);
+        int sync_errno = errno;
+        ::close(fd);
+
+        if (t.abort == Abort::write_failed) {
+            fs::remove(partial, ec);
+            return Error(ErrorCode::filesystem,
+                         "cannot write '" + partial.string() + "': " + errno_text(t.write_errno));
+        }
+        if (t.abort == Abort::too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+            fs::remove(partial, ec);
+            return Error(ErrorCode::integrity,
+                         "'" + r.url + "' sent more than the " + std::to_string(limit) +
+                             " bytes the manifest allows; download deleted");
+        }
+        if (t.abort == Abort::cancelled) {
+            return Error(ErrorCode::failure, "download of '" + r.url + "' cancelled");
+        }
+        if (t.abort == Abort::bad_range) {
+            fs::remove(partial, ec); // the server's range does not fit ours: start over
+            continue;
+        }
+        if (t.status == 416 && base > 0) {
+            fs::remove(partial, ec); // our partial file is not a prefix the server knows
+            continue;
+        }
+        if (t.status >= 400 && t.status < 500) {
+            return Error(ErrorCode::network,
+                         "HTTP " + std::to_string(t.status) + " for '" + r.url + "'")
+                .with_hint(t.status == 404 ? "the mirror lacks this file, or the manifest is "
+                                             "newer than the mirror"
+                                           : "check the URL and any proxy settings");
+        }
+        if (rc != CURLE_OK || t.status >= 500) {
+            bool again = rc == CURLE_OK ? true : retryable(rc);
+            std::string why =
+                rc == CURLE_OK ? "HTTP " + std::to_string(t.status) : curl_message(rc, errbuf);
+            if (again && attempt < policy.max_attempts) {
+                backoff(policy, attempt);
+                continue;
+            }
+            std::error_code ec2;
+            if (fs::exists(partial, ec2) && fs::file_size(partial, ec2) == 0) {
+                fs::remove(partial, ec2);
+            }
+            return Error(ErrorCode::network,
+                         "downloading '" + r.url + "' failed: " + why +
+                             (again ? " (after " + std::to_string(attempt) + " attempts)" : ""))
+                .with_hint(again ? "run the same command again to resume" : "check the URL");
+        }
+        if (sync_rc != 0) {
+            fs::remove(partial, ec);
+            return Error(ErrorCode::filesystem,
+                         "cannot sync '" + partial.string() + "': " + errno_text(sync_errno));
+        }
+        std::uint64_t got_size = t.base + t.written;
+        std::string got = hash.hex_digest();
+        if (r.size && got_size != *r.size) {
+            fs::remove(partial, ec);
+            return Error(ErrorCode::integrity,
+                         "size mismatch for '" + r.url + "': expected " + std::to_string(*r.size) +
+                             " bytes, got " + std::to_string(got_size));
+        }
+        if (got != r.sha256) {
+            fs::remove(partial, ec);
+            return checksum_error(r, got);
+        }
+        CUDAENV_TRY(publish(partial, r.dest));
+        outcome.bytes = got_size;
+        return outcome;
+    }
+    return Error(ErrorCode::network,
+                 "downloading '" + r.url +
+                     "' failed: the server's answers to "
+                     "range requests did not fit (after " +
+                     std::to_string(policy.max_attempts) + " attempts)");
+}
+
+Result<std::string>
+fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) {
+    struct Sink {
+        std::string data;
+        std::size_t max;
+        bool too_large = false;
+    } sink{{}, max_bytes};
+
+    for (int attempt = 1; attempt <= policy.max_attempts; ++attempt) {
+        sink.data.clear();
+        CurlHandle curl;
+        char errbuf[CURL_ERROR_SIZE] = {0};
+        apply_policy(curl.h, url, policy);
+        curl_easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        curl_easy_setopt(
+            curl.h,
+            CURLOPT_WRITEFUNCTION,
+            +[](char* d, std::size_t s, std::size_t n, void* u) -> std::size_t {
+                auto* k = static_cast<Sink*>(u);
+                if (k->data.size() + s * n > k->max) {
+                    k->too_large = true;
+                    return 0;
+                }
+                k->data.append(d, s * n);
+                return s * n;
+            });
+        curl_easy_setopt(curl.h, CURLOPT_WRITEDATA, &sink);
+        CURLcode rc = curl_easy_perform(curl.h);
+        long status = 0;
+        curl_easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &status);
+        if (sink.too_large) {
+            return Error(ErrorCode::integrity,
+                         "'" + url + "' is larger than " + std::to_string(max_bytes) + " bytes");
+        }
+        if (rc == CURLE_OK && status >= 200 && status < 300) {
+            return sink.data;
+        }
+        if (rc == CURLE_OK && status >= 400 && status < 500) {
+            return Error(ErrorCode::network,
+                         "HTTP " + std::to_string(status) + " for '" + url + "'");
+        }
+        bool again = rc == CURLE_OK || retryable(rc);
+        if (!again || attempt == policy.max_attempts) {
+            return Error(
+                ErrorCode::network,
+                "fetching '" + url + "' failed: " +
+                    (rc == CURLE_OK ? "HTTP " + std::to_string(status) : curl_message(rc, errbuf)));
+        }
+        backoff(policy, attempt);
+    }
+    return Error(ErrorCode::network, "fetching '" + url + "' failed");
+}
+
+} // namespace cudaenv::fetch

@@ -1,0 +1,67 @@
+// Verified downloads with libcurl (reliability.md R1, R2, R10).
+//
+// A file is downloaded to "<dest>.partial", hashed with SHA-256 while the bytes stream in, and
+// renamed to <dest> only when its size and hash match. A later call resumes a partial file with
+// an HTTP Range request, and appends only to a 206 whose Content-Range starts where the partial
+// file ends; any other answer restarts from byte 0. 5xx answers and network errors are retried
+// with backoff (the partial file is kept for the next run when retries run out); 4xx are not.
+// Only https is allowed unless the caller allows plain http (a mirror the user configured), and
+// a redirect may never downgrade to http.
+#pragma once
+
+#include "../error.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace cudaenv::fetch {
+
+struct Policy {
+    bool allow_http = false;
+    long connect_timeout_s = 30;
+    /// Abort when fewer than low_speed_bytes per second arrive for low_speed_time_s seconds.
+    long low_speed_bytes = 1024;
+    long low_speed_time_s = 30;
+    int max_attempts = 4;
+    std::chrono::milliseconds backoff{500};
+    std::string cacert; ///< extra CA bundle (tests); empty: the system's
+};
+
+struct Request {
+    std::string url;
+    std::filesystem::path dest;
+    std::string sha256;
+    /// Exact size when known; otherwise `max_size` caps the body.
+    std::optional<std::uint64_t> size;
+    std::uint64_t max_size = std::uint64_t{16} << 30;
+    /// Set by another thread to stop this download early (it keeps its partial file).
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+/// Called from the downloading thread with bytes done so far and the total when known.
+using Progress = std::function<void(std::uint64_t done, std::optional<std::uint64_t> total)>;
+
+struct Outcome {
+    bool cached = false; ///< dest was already there and verified; nothing downloaded
+    std::uint64_t bytes = 0;
+    std::uint64_t resumed_from = 0;
+    int attempts = 0;
+};
+
+/// Makes `dest` hold the verified file. Errors: network (exit 3), integrity (checksum or size,
+/// exit 4; the partial file is deleted), filesystem (exit 6).
+Result<Outcome>
+download(const Request& request, const Policy& policy, const Progress& progress = {});
+
+/// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
+Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);
+
+/// Initialises libcurl once per process (call from main before threads start).
+void global_init();
+
+} // namespace cudaenv::fetch

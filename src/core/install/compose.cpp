@@ -1,0 +1,453 @@
+#include "compose.hpp"
+
+#include "../fs.hpp"
+#include "../store/root.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <set>
+
+extern char** environ;
+
+namespace cudaenv::install {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+Error layout_error(const std::string& what) {
+    return Error(ErrorCode::integrity, what);
+}
+
+Error fs_err(const std::string& what, const fs::path& p, int err) {
+    return Error(ErrorCode::filesystem, what + " '" + p.string() + "': " + errno_text(err));
+}
+
+bool is_library_name(const std::string& base) {
+    if (base.rfind("lib", 0) != 0) {
+        return false;
+    }
+    return base.find(".so") != std::string::npos ||
+           (base.size() > 2 && base.compare(base.size() - 2, 2, ".a") == 0);
+}
+
+bool is_header_path(const std::string& path) {
+    return path.size() > 2 && path.compare(path.size() - 2, 2, ".h") == 0 &&
+           (path.rfind("include/", 0) == 0 || path.find("/include/") != std::string::npos);
+}
+
+std::string base_of(const std::string& p) {
+    auto s = p.rfind('/');
+    return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+bool same_content(const fs::path& a, const fs::path& b) {
+    auto x = read_text_file(a);
+    auto y = read_text_file(b);
+    return x && y && *x == *y;
+}
+
+struct Composer {
+    fs::path root;
+    std::map<std::string, std::string> origin; ///< dest path -> store file it came from
+    std::uint64_t bytes = 0;
+    std::size_t files = 0;
+
+    Status mkdirs(const fs::path& rel) {
+        std::error_code ec;
+        fs::create_directories(root / rel, ec);
+        if (ec) {
+            return Error(ErrorCode::filesystem,
+                         "cannot create '" + (root / rel).string() + "': " + ec.message());
+        }
+        return Ok{};
+    }
+
+    /// Hard-links `src` to `rel`. A second file for the same place is an error when it differs.
+    Status link_file(const fs::path& src,
+                     const std::string& rel,
+                     std::uint64_t size,
+                     const std::string& from) {
+        CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
+        fs::path dest = root / rel;
+        if (::link(src.c_str(), dest.c_str()) != 0) {
+            int err = errno;
+            if (err == EEXIST) {
+                std::error_code ec;
+                if (fs::equivalent(src, dest, ec) || same_content(src, dest)) {
+                    return Ok{};
+                }
+                return layout_error("two archives put different files at '" + rel + "' (" +
+                                    origin[rel] + " and " + from + ")");
+            }
+            return fs_err("cannot link", dest, err);
+        }
+        origin[rel] = from;
+        bytes += size;
+        ++files;
+        return Ok{};
+    }
+
+    Status
+    link_symlink(const std::string& target, const std::string& rel, const std::string& from) {
+        CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
+        fs::path dest = root / rel;
+        if (::symlink(target.c_str(), dest.c_str()) != 0) {
+            int err = errno;
+            if (err == EEXIST) {
+                std::error_code ec;
+                if (fs::is_symlink(fs::symlink_status(dest, ec)) &&
+                    fs::read_symlink(dest, ec) == target) {
+                    return Ok{};
+                }
+                return layout_error("two archives put different entries at '" + rel + "' (" +
+                                    origin[rel] + " and " + from + ")");
+            }
+            return fs_err("cannot create symlink", dest, err);
+        }
+        origin[rel] = from;
+        return Ok{};
+    }
+};
+
+Result<json> record_of(const StoreEntry& e) {
+    auto text = read_text_file(e.dir / store::k_complete_record);
+    if (!text) {
+        return std::move(text).error();
+    }
+    auto j = json::parse(*text, nullptr, false);
+    if (!j.is_object() || !j.contains("files") || !j["files"].is_array()) {
+        return Error(ErrorCode::integrity, "store entry '" + e.name + "' has a damaged record");
+    }
+    return j;
+}
+
+Status add_cuda_component(Composer& c, const StoreEntry& e, const json& rec) {
+    for (const auto& f : rec["files"]) {
+        std::string path = f.value("path", "");
+        std::string type = f.value("type", "");
+        auto slash = path.find('/');
+        if (slash == std::string::npos && type != "dir") {
+            continue; // LICENSE, README at the archive's top stay in the store
+        }
+        std::string first = path.substr(0, slash);
+        std::string mapped = (first == "lib" ? std::string("lib64") : first) +
+                             (slash == std::string::npos ? "" : path.substr(slash));
+        if (type == "dir") {
+            CUDAENV_TRY(c.mkdirs(mapped));
+        } else if (type == "file") {
+            CUDAENV_TRY(
+                c.link_file(e.dir / path, mapped, f.value("size", std::uint64_t{0}), e.name));
+        } else if (type == "symlink") {
+            CUDAENV_TRY(c.link_symlink(f.value("target", ""), mapped, e.name));
+        }
+    }
+    return Ok{};
+}
+
+Status add_cudnn(Composer& c, const StoreEntry& e, const json& rec) {
+    std::vector<std::pair<std::string, std::string>> links; // lib64 name -> target basename
+    for (const auto& f : rec["files"]) {
+        std::string path = f.value("path", "");
+        std::string type = f.value("type", "");
+        std::string base = base_of(path);
+        if (type == "dir") {
+            continue;
+        }
+        if (is_library_name(base)) {
+            if (type == "file") {
+                CUDAENV_TRY(c.link_file(
+                    e.dir / path, "lib64/" + base, f.value("size", std::uint64_t{0}), e.name));
+            } else {
+                links.emplace_back(base, base_of(f.value("target", "")));
+            }
+        } else if (is_header_path(path)) {
+            if (type == "file") {
+                CUDAENV_TRY(c.link_file(
+                    e.dir / path, "include/" + base, f.value("size", std::uint64_t{0}), e.name));
+            } else {
+                CUDAENV_TRY(
+                    c.link_symlink(base_of(f.value("target", "")), "include/" + base, e.name));
+            }
+        }
+    }
+    for (const auto& [name, target] : links) {
+        CUDAENV_TRY(c.link_symlink(target, "lib64/" + name, e.name));
+    }
+    for (const auto& [name, target] : links) {
+        std::error_code ec;
+        if (!fs::exists(c.root / "lib64" / name, ec)) {
+            return layout_error("cuDNN link lib64/" + name + " -> " + target +
+                                " points at nothing after flattening");
+        }
+    }
+    return Ok{};
+}
+
+} // namespace
+
+std::optional<Version> parse_cudnn_header(std::string_view text) {
+    std::map<std::string, std::uint32_t> found;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) {
+            end = text.size();
+        }
+        std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        std::size_t i = line.find_first_not_of(" \t");
+        if (i == std::string_view::npos || line.substr(i, 7) != "#define") {
+            continue;
+        }
+        line.remove_prefix(i + 7);
+        std::size_t a = line.find_first_not_of(" \t");
+        if (a == std::string_view::npos) {
+            continue;
+        }
+        std::size_t b = line.find_first_of(" \t", a);
+        if (b == std::string_view::npos) {
+            continue;
+        }
+        std::string name(line.substr(a, b - a));
+        if (name != "CUDNN_MAJOR" && name != "CUDNN_MINOR" && name != "CUDNN_PATCHLEVEL") {
+            continue;
+        }
+        std::size_t c = line.find_first_not_of(" \t", b);
+        if (c == std::string_view::npos || line[c] < '0' || line[c] > '9') {
+            continue;
+        }
+        std::uint32_t v = 0;
+        while (c < line.size() && line[c] >= '0' && line[c] <= '9' && v < 100000) {
+            v = v * 10 + static_cast<std::uint32_t>(line[c] - '0');
+            ++c;
+        }
+        found[name] = v;
+    }
+    if (found.size() != 3) {
+        return std::nullopt;
+    }
+    return Version::try_parse(std::to_string(found["CUDNN_MAJOR"]) + "." +
+                              std::to_string(found["CUDNN_MINOR"]) + "." +
+                              std::to_string(found["CUDNN_PATCHLEVEL"]));
+}
+
+Status compose_version(const fs::path& stage,
+                       const Resolution& res,
+                       const std::vector<StoreEntry>& entries,
+                       const LibraryChecker& check_libraries) {
+    Composer c{stage, {}, 0, 0};
+    json components = json::array();
+    json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
+    for (const auto& e : entries) {
+        auto rec = CUDAENV_TRY(record_of(e));
+        if (e.cudnn) {
+            CUDAENV_TRY(add_cudnn(c, e, rec));
+        } else {
+            CUDAENV_TRY(add_cuda_component(c, e, rec));
+            const auto* comp = res.cuda->component(e.component);
+            version_json[e.component] = {{"name", comp ? comp->description : e.component},
+                                         {"version", e.version}};
+        }
+        components.push_back({{"component", e.component},
+                              {"version", e.version},
+                              {"sha256", e.sha256},
+                              {"store", e.name}});
+    }
+    std::error_code ec;
+    if (fs::is_directory(stage / "lib64", ec) &&
+        !fs::exists(fs::symlink_status(stage / "lib", ec))) {
+        fs::create_symlink("lib64", stage / "lib", ec);
+    }
+
+    // Verify before anything is visible.
+    if (const auto* cudart = res.cuda->component("cuda_cudart");
+        cudart && std::any_of(entries.begin(), entries.end(), [](const StoreEntry& e) {
+            return e.component == "cuda_cudart";
+        })) {
+        auto full = stage / "lib64" / ("libcudart.so." + cudart->version.str());
+        if (!fs::exists(full, ec)) {
+            return layout_error("cuda_cudart " + cudart->version.str() + " has no " +
+                                full.filename().string() + " (the full-version runtime library)");
+        }
+    }
+    if (res.cudnn) {
+        version_json["cudnn"] = {{"name", "NVIDIA cuDNN"}, {"version", res.cudnn->version.str()}};
+        unsigned major = res.cudnn->major;
+        std::string header = major >= 8 ? "cudnn_version.h" : "cudnn.h";
+        auto text = read_text_file(stage / "include" / header);
+        if (!text) {
+            return layout_error("the cuDNN archive has no include/" + header);
+        }
+        auto hv = parse_cudnn_header(*text);
+        if (!hv) {
+            return layout_error("include/" + header +
+                                " does not define CUDNN_MAJOR, CUDNN_MINOR "
+                                "and CUDNN_PATCHLEVEL");
+        }
+        if (Version::compare_numeric(*hv, res.cudnn->version.truncated(3)) != 0) {
+            return layout_error("cuDNN header version " + hv->str() + " (include/" + header +
+                                ") differs from the manifest's " + res.cudnn->version.str());
+        }
+        std::vector<std::string> missing;
+        const auto& libs = res.cudnn_sublibraries;
+        for (const auto& lib : libs) {
+            if (!fs::exists(stage / "lib64" / (lib + ".so." + std::to_string(major)), ec)) {
+                missing.push_back(lib + ".so." + std::to_string(major));
+            }
+        }
+        if (!missing.empty()) {
+            std::string list;
+            for (const auto& m : missing) {
+                list += (list.empty() ? "" : ", ") + m;
+            }
+            return layout_error("cuDNN " + res.cudnn->version.str() + " lacks " + list +
+                                " in lib64 after flattening");
+        }
+    }
+    if (check_libraries && fs::is_directory(stage / "lib64", ec)) {
+        std::vector<std::string> libs;
+        for (const auto& e : fs::directory_iterator(stage / "lib64", ec)) {
+            std::string n = e.path().filename().string();
+            if (e.is_regular_file() && !e.is_symlink() && n.find(".so") != std::string::npos) {
+                libs.push_back(n);
+            }
+        }
+        std::sort(libs.begin(), libs.end());
+        auto failures = CUDAENV_TRY(check_libraries(stage / "lib64", libs));
+        if (!failures.empty()) {
+            return layout_error("a library does not load: " + failures[0] +
+                                (failures.size() > 1
+                                     ? " (and " + std::to_string(failures.size() - 1) + " more)"
+                                     : ""));
+        }
+    }
+
+    CUDAENV_TRY(write_file_atomic(stage / "version.json", version_json.dump(4) + "\n"));
+    json rec{{"schema", "cudaenv.version/1"},
+             {"name", res.version_name()},
+             {"cuda", res.cuda->version.str()},
+             {"cudnn", res.cudnn ? res.cudnn->version.str() : ""},
+             {"cudnn_cuda", res.cudnn_build ? res.cudnn_build->cuda : ""},
+             {"profile", res.profile},
+             {"platform", res.platform},
+             {"files", c.files},
+             {"bytes", c.bytes},
+             {"components", components}};
+    CUDAENV_TRY(write_file_atomic(stage / store::k_version_record, rec.dump(2) + "\n"));
+    int fd = ::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        int rc = ::syncfs(fd);
+        ::close(fd);
+        if (rc != 0) {
+            return Error(ErrorCode::filesystem, "cannot sync '" + stage.string() + "'");
+        }
+    }
+    return Ok{};
+}
+
+std::vector<std::string> check_libraries_here(const fs::path& dir,
+                                              const std::vector<std::string>& files) {
+    std::vector<std::string> failures;
+    for (const auto& f : files) {
+        void* h = ::dlopen((dir / f).c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char* why = ::dlerror();
+            std::string w = why ? why : "unknown error";
+            // Libraries that need the driver's libcuda cannot load on a GPU-less machine; that
+            // is the driver's absence, not a broken install (doctor reports the driver).
+            if (w.find("libcuda.so.1") != std::string::npos) {
+                continue;
+            }
+            failures.push_back(f + ": " + w);
+            continue;
+        }
+        ::dlclose(h);
+    }
+    return failures;
+}
+
+Result<std::vector<std::string>> check_libraries_in_child(const fs::path& exe,
+                                                          const fs::path& dir,
+                                                          const std::vector<std::string>& files) {
+    if (files.empty()) {
+        return std::vector<std::string>{};
+    }
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
+    }
+    std::vector<std::string> args{exe.string(), "__check-libs", dir.string()};
+    args.insert(args.end(), files.begin(), files.end());
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    std::vector<std::string> env_store;
+    for (char** e = environ; *e; ++e) {
+        if (std::string_view(*e).rfind("LD_LIBRARY_PATH=", 0) != 0) {
+            env_store.emplace_back(*e);
+        }
+    }
+    env_store.push_back("LD_LIBRARY_PATH=" + dir.string());
+    std::vector<char*> envp;
+    for (auto& e : env_store) {
+        envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(pipefd[1]);
+    if (rc != 0) {
+        ::close(pipefd[0]);
+        return Error(ErrorCode::internal, "cannot run '" + exe.string() + "': " + errno_text(rc));
+    }
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+        if (n > 0) {
+            out.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    ::close(pipefd[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::vector<std::string> failures;
+    std::size_t pos = 0;
+    while (pos < out.size()) {
+        auto end = out.find('\n', pos);
+        if (end == std::string::npos) {
+            end = out.size();
+        }
+        if (end > pos) {
+            failures.push_back(out.substr(pos, end - pos));
+        }
+        pos = end + 1;
+    }
+    if (!WIFEXITED(status)) {
+        failures.push_back("the library check crashed (signal " +
+                           std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + ")");
+    } else if (WEXITSTATUS(status) != 0) {
+        failures.push_back("the library check '" + exe.string() + " __check-libs' exited with " +
+                           std::to_string(WEXITSTATUS(status)));
+    }
+    return failures;
+}
+
+} // namespace cudaenv::install

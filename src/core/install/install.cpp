@@ -1,0 +1,456 @@
+#include "install.hpp"
+
+#include "../archive/extract.hpp"
+#include "../failpoint.hpp"
+#include "../fs.hpp"
+#include "../store/lock.hpp"
+#include "compose.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <semaphore>
+#include <set>
+#include <thread>
+
+namespace cudaenv::install {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Job {
+    ResolvedArchive archive;
+    bool cudnn = false;
+    std::string entry; ///< store entry name
+    std::string url;
+    std::string expected_top;
+    archive::Compression compression = archive::Compression::xz;
+    bool present = false;
+};
+
+std::string basename_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, const Options& o) {
+    std::vector<Job> jobs;
+    for (const auto& a : res.archives) {
+        Job j;
+        j.archive = a;
+        j.cudnn = a.component == "cudnn";
+        j.entry = a.component + "-" + a.version.str() + "-" + a.artifact.sha256.substr(0, 12);
+        std::string loc = a.artifact.path.empty() ? a.artifact.url : a.artifact.path;
+        j.url = a.artifact.path.empty() ? a.artifact.url : o.base_url + "/" + a.artifact.path;
+        auto comp = archive::compression_for(loc);
+        if (!comp) {
+            return Error(ErrorCode::integrity, "'" + loc + "' is not a .tar.xz or .tgz archive");
+        }
+        j.compression = *comp;
+        std::string file = basename_of(loc);
+        j.expected_top =
+            *comp == archive::Compression::xz ? file.substr(0, file.size() - 7) : "cuda";
+        std::error_code ec;
+        j.present = fs::exists(root.store() / j.entry / store::k_complete_record, ec);
+        jobs.push_back(std::move(j));
+    }
+    return jobs;
+}
+
+json entry_record(const Job& j, const archive::Extracted& x) {
+    json files = json::array();
+    for (const auto& e : x.entries) {
+        json f{{"path", e.path}};
+        switch (e.type) {
+        case archive::Entry::Type::directory:
+            f["type"] = "dir";
+            break;
+        case archive::Entry::Type::symlink:
+            f["type"] = "symlink";
+            f["target"] = e.target;
+            break;
+        case archive::Entry::Type::file:
+            f["type"] = "file";
+            f["size"] = e.size;
+            if (e.executable) {
+                f["x"] = true;
+            }
+            break;
+        }
+        files.push_back(std::move(f));
+    }
+    return json{{"schema", "cudaenv.store/1"},
+                {"component", j.archive.component},
+                {"version", j.archive.version.str()},
+                {"sha256", j.archive.artifact.sha256},
+                {"source", j.url},
+                {"top", x.top},
+                {"bytes", x.bytes},
+                {"files", files}};
+}
+
+/// Download, verify, extract and publish one archive into the store.
+Status run_job(const store::Root& root,
+               const Job& j,
+               const Options& o,
+               const Observer& observer,
+               std::counting_semaphore<64>& extract_slots,
+               const std::atomic<bool>& cancel,
+               std::atomic<std::uint64_t>& downloaded) {
+    auto emit = [&](Event::Kind k, std::uint64_t bytes = 0, bool cached = false) {
+        if (observer) {
+            Event e;
+            e.kind = k;
+            e.component = j.archive.component;
+            e.version = j.archive.version.str();
+            e.bytes = bytes;
+            e.total = j.archive.artifact.size;
+            e.cached = cached;
+            observer(e);
+        }
+    };
+    emit(Event::Kind::downloading);
+    fetch::Request req;
+    req.url = j.url;
+    req.dest = root.downloads() / j.archive.artifact.sha256;
+    req.sha256 = j.archive.artifact.sha256;
+    req.size = j.archive.artifact.size;
+    req.cancel = &cancel;
+    auto got =
+        fetch::download(req, o.policy, [&](std::uint64_t done, std::optional<std::uint64_t>) {
+            emit(Event::Kind::progress, done);
+        });
+    if (!got) {
+        return std::move(got).error();
+    }
+    downloaded += got->cached ? 0 : got->bytes - got->resumed_from;
+    emit(Event::Kind::extracting, got->bytes, got->cached);
+
+    extract_slots.acquire();
+
+    struct Release {
+        std::counting_semaphore<64>& s;
+
+        ~Release() { s.release(); }
+    } release{extract_slots};
+
+    auto stage = CUDAENV_TRY(root.make_stage(j.entry));
+    auto x = archive::extract(req.dest, stage, j.compression, j.expected_top);
+    if (!x) {
+        store::remove_tree(stage);
+        std::error_code ec;
+        if (x.error().code == ErrorCode::unsafe_archive) {
+            fs::remove(req.dest, ec); // verified bytes, but unusable: do not keep them
+        }
+        return std::move(x).error();
+    }
+    CUDAENV_TRY(
+        write_file_atomic(stage / store::k_complete_record, entry_record(j, *x).dump() + "\n"));
+    int fd = ::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        int rc = ::syncfs(fd);
+        ::close(fd);
+        if (rc != 0) {
+            store::remove_tree(stage);
+            return Error(ErrorCode::filesystem, "cannot sync '" + stage.string() + "'");
+        }
+    }
+    CUDAENV_TRY(store::publish_dir(stage, root.store() / j.entry));
+    std::error_code ec;
+    fs::remove(req.dest, ec); // extracted: the archive is no longer needed
+    emit(Event::Kind::done, got->bytes, got->cached);
+    return Ok{};
+}
+
+Status run_jobs(const store::Root& root,
+                const std::vector<Job>& jobs,
+                const Options& o,
+                const Observer& observer,
+                std::atomic<std::uint64_t>& downloaded) {
+    std::vector<const Job*> todo;
+    for (const auto& j : jobs) {
+        if (!j.present) {
+            todo.push_back(&j);
+        } else if (observer) {
+            Event e;
+            e.kind = Event::Kind::reused;
+            e.component = j.archive.component;
+            e.version = j.archive.version.str();
+            observer(e);
+        }
+    }
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::counting_semaphore<64> extract_slots(std::min(cores, 64u));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> cancel{false};
+    std::mutex mu;
+    std::optional<Error> first_error;
+    auto worker = [&] {
+        while (!cancel) {
+            std::size_t i = next++;
+            if (i >= todo.size()) {
+                return;
+            }
+            auto st = run_job(root, *todo[i], o, observer, extract_slots, cancel, downloaded);
+            if (!st) {
+                std::lock_guard<std::mutex> g(mu);
+                if (!first_error && !(st.error().code == ErrorCode::failure && cancel)) {
+                    first_error = std::move(st).error();
+                    if (observer) {
+                        Event e;
+                        e.kind = Event::Kind::failed;
+                        e.component = todo[i]->archive.component;
+                        observer(e);
+                    }
+                }
+                cancel = true;
+            }
+        }
+    };
+    unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(todo.size())));
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < n; ++i) {
+        threads.emplace_back(worker);
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    if (first_error) {
+        return *first_error;
+    }
+    return Ok{};
+}
+
+Status check_space(const store::Root& root, const std::vector<Job>& jobs) {
+    std::uint64_t need = 0;
+    for (const auto& j : jobs) {
+        if (!j.present) {
+            need += j.archive.artifact.size.value_or(0);
+        }
+    }
+
+    struct statvfs vfs {};
+
+    if (need == 0 || ::statvfs(root.dir.c_str(), &vfs) != 0) {
+        return Ok{};
+    }
+    // The archive and its extracted files live side by side until the archive is deleted.
+    std::uint64_t avail = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (avail < need * 2) {
+        return Error(ErrorCode::filesystem,
+                     "not enough space in '" + root.dir.string() + "': need about " +
+                         std::to_string((need * 2) >> 20) + " MiB, have " +
+                         std::to_string(avail >> 20) + " MiB")
+            .with_hint("free some space, or set CUDAENV_ROOT to a larger filesystem");
+    }
+    return Ok{};
+}
+
+Result<json> read_json(const fs::path& p) {
+    auto text = read_text_file(p);
+    if (!text) {
+        return std::move(text).error();
+    }
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        return Error(ErrorCode::integrity, "'" + p.string() + "' is not a JSON object");
+    }
+    return j;
+}
+
+/// True when the installed version already holds every archive of this resolution.
+bool covers(const store::Root& root,
+            const std::string& name,
+            const std::vector<Job>& jobs,
+            const std::string& platform) {
+    auto rec = read_json(root.versions() / name / store::k_version_record);
+    if (!rec || rec->value("platform", "") != platform) {
+        return false;
+    }
+    std::set<std::string> have;
+    for (const auto& c : rec->value("components", json::array())) {
+        have.insert(c.value("store", ""));
+    }
+    for (const auto& j : jobs) {
+        if (!have.count(j.entry)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+Result<Outcome> install(const store::Root& root,
+                        const Resolution& res,
+                        const Options& o,
+                        const Observer& observer) {
+    if (!res.installable()) {
+        return Error(ErrorCode::failure,
+                     "cannot install '" + res.spec + "': " + res.not_installable[0])
+            .with_hint("cudaenv resolve " + res.spec + " shows what is missing");
+    }
+    Outcome out;
+    out.version = res.version_name();
+    out.prefix = root.versions() / out.version;
+    auto jobs = CUDAENV_TRY(plan(root, res, o));
+    auto describe = [&] {
+        out.archives.clear();
+        for (const auto& j : jobs) {
+            out.archives.push_back({j.archive.component,
+                                    j.archive.version.str(),
+                                    j.url,
+                                    j.archive.artifact.size,
+                                    j.entry,
+                                    j.present});
+        }
+    };
+    if (o.dry_run) {
+        describe();
+        out.changed = !covers(root, out.version, jobs, res.platform);
+        return out;
+    }
+    CUDAENV_TRY(root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    // Under the lock: another run may have installed it while we waited (C1).
+    if (covers(root, out.version, jobs, res.platform)) {
+        describe();
+        out.changed = false;
+        return out;
+    }
+    root.sweep();
+    jobs = CUDAENV_TRY(plan(root, res, o));
+    describe();
+    CUDAENV_TRY(check_space(root, jobs));
+
+    std::atomic<std::uint64_t> downloaded{0};
+    CUDAENV_TRY(run_jobs(root, jobs, o, observer, downloaded));
+    out.downloaded_bytes = downloaded;
+
+    std::vector<StoreEntry> entries;
+    for (const auto& j : jobs) {
+        entries.push_back({j.entry,
+                           root.store() / j.entry,
+                           j.archive.component,
+                           j.archive.version.str(),
+                           j.archive.artifact.sha256,
+                           j.cudnn});
+    }
+    auto stage = CUDAENV_TRY(root.make_stage(out.version));
+    auto composed = compose_version(stage, res, entries, o.check_libraries);
+    if (!composed) {
+        store::remove_tree(stage);
+        return std::move(composed).error().with_context("installing " + out.version);
+    }
+    failpoint::hit("publish-before");
+    std::error_code ec;
+    fs::path dest = root.versions() / out.version;
+    if (fs::exists(fs::symlink_status(dest, ec))) {
+        // A fuller composition replaces the old one in one step: swap, then drop the old.
+        if (::renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
+            int err = errno;
+            store::remove_tree(stage);
+            return Error(ErrorCode::filesystem,
+                         "cannot replace '" + dest.string() + "': " + errno_text(err));
+        }
+        CUDAENV_TRY(store::sync_dir(root.versions()));
+        store::remove_tree(stage); // now holds the old composition
+    } else {
+        auto st = store::publish_dir(stage, dest);
+        if (!st) {
+            store::remove_tree(stage);
+            return std::move(st).error();
+        }
+    }
+    failpoint::hit("publish-after");
+    out.changed = true;
+    return out;
+}
+
+Result<Removed> uninstall(const store::Root& root,
+                          const std::string& version,
+                          bool force,
+                          std::chrono::milliseconds lock_timeout) {
+    Removed out;
+    std::error_code ec;
+    if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
+        auto installed = store::installed_versions(root);
+        auto err = Error(ErrorCode::not_found, "version '" + version + "' is not installed");
+        if (!installed.empty()) {
+            std::string all;
+            for (const auto& v : installed) {
+                all += (all.empty() ? "" : ", ") + v;
+            }
+            err = std::move(err).with_hint("installed: " + all);
+        }
+        return err;
+    }
+    CUDAENV_TRY(root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), lock_timeout));
+    root.sweep();
+    if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
+        return out; // removed while we waited
+    }
+    if (auto global = store::global_version(root); global && *global == version && !force) {
+        return Error(ErrorCode::conflict, "'" + version + "' is the global version")
+            .with_hint("switch first (cudaenv global OTHER), or pass --force to remove it anyway");
+    }
+    fs::path moved = root.trash() / (version + "-removed");
+    if (::rename((root.versions() / version).c_str(), moved.c_str()) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot move '" + version + "' aside: " + errno_text(errno));
+    }
+    CUDAENV_TRY(store::sync_dir(root.versions()));
+    store::remove_tree(moved);
+    out.changed = true;
+    // Store entries no remaining version uses go too.
+    std::set<std::string> used;
+    for (const auto& v : store::installed_versions(root)) {
+        auto rec = read_json(root.versions() / v / store::k_version_record);
+        if (rec) {
+            for (const auto& c : rec->value("components", json::array())) {
+                used.insert(c.value("store", ""));
+            }
+        }
+    }
+    for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        if (!used.count(name)) {
+            fs::path gone = root.trash() / ("gc-" + name);
+            if (::rename(it->path().c_str(), gone.c_str()) == 0) {
+                store::remove_tree(gone);
+                out.store_entries_removed.push_back(name);
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<InstalledVersion> list_installed(const store::Root& root) {
+    std::vector<InstalledVersion> out;
+    for (const auto& name : store::installed_versions(root)) {
+        auto rec = read_json(root.versions() / name / store::k_version_record);
+        if (!rec) {
+            continue;
+        }
+        InstalledVersion v;
+        v.name = name;
+        v.cuda = rec->value("cuda", "");
+        v.cudnn = rec->value("cudnn", "");
+        v.profile = rec->value("profile", "");
+        v.platform = rec->value("platform", "");
+        v.bytes = rec->value("bytes", std::uint64_t{0});
+        v.prefix = root.versions() / name;
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+} // namespace cudaenv::install

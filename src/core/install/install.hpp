@@ -1,0 +1,110 @@
+// The install pipeline (reliability.md §2): resolve -> lock -> download (parallel, verified,
+// resumable) -> extract each archive as soon as it is verified into a private stage -> publish it
+// into store/ with one rename -> compose the version (hard links; cuDNN flattened into lib64/) in
+// another stage -> verify it (cuDNN header = manifest, every sublibrary, every library loads in a
+// child process) -> publish with one rename. Nothing half-done is ever visible: a failure or a
+// kill leaves the previous state, and the next run sweeps the stages and resumes downloads.
+#pragma once
+
+#include "../error.hpp"
+#include "../fetch/download.hpp"
+#include "../manifest/model.hpp"
+#include "../resolve/resolve.hpp"
+#include "../store/root.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cudaenv::install {
+
+/// What happens to each archive, reported from worker threads (the observer must be
+/// thread-safe).
+struct Event {
+    enum class Kind { reused, downloading, progress, extracting, done, failed };
+    Kind kind = Kind::progress;
+    std::string component;
+    std::string version;
+    std::uint64_t bytes = 0;
+    std::optional<std::uint64_t> total;
+    bool cached = false; ///< done without downloading (verified file already in the cache)
+};
+
+using Observer = std::function<void(const Event&)>;
+
+/// Runs `<exe> __check-libs DIR FILE...` style checks: returns, per library that failed to
+/// load, "file: reason". Supplied by the CLI (it knows its own executable).
+using LibraryChecker = std::function<Result<std::vector<std::string>>(
+    const std::filesystem::path& lib_dir, const std::vector<std::string>& files)>;
+
+struct Options {
+    std::string base_url{manifest::k_nvidia_base};
+    fetch::Policy policy;
+    unsigned jobs = 4;
+    bool dry_run = false;
+    std::chrono::milliseconds lock_timeout{std::chrono::seconds(600)};
+    LibraryChecker check_libraries;
+};
+
+struct PlannedArchive {
+    std::string component;
+    std::string version;
+    std::string url;
+    std::optional<std::uint64_t> size;
+    std::string store_entry;
+    bool present = false; ///< already in the store
+};
+
+struct Outcome {
+    std::string version; ///< "11.8.0+cudnn8.6.0.163"
+    std::filesystem::path prefix;
+    bool changed = false;
+    std::vector<PlannedArchive> archives;
+    std::uint64_t downloaded_bytes = 0;
+};
+
+/// Installs a resolution into `root`. Idempotent: an installed version returns changed=false
+/// and writes nothing.
+Result<Outcome> install(const store::Root& root,
+                        const Resolution& res,
+                        const Options& options,
+                        const Observer& observer = {});
+
+struct Removed {
+    bool changed = false;
+    std::vector<std::string> store_entries_removed;
+};
+
+/// Removes an installed version (moved aside, then deleted) and the store entries no other
+/// version uses. The global version is refused (conflict, exit 7) unless `force`.
+Result<Removed> uninstall(const store::Root& root,
+                          const std::string& version,
+                          bool force,
+                          std::chrono::milliseconds lock_timeout);
+
+struct InstalledVersion {
+    std::string name;
+    std::string cuda;
+    std::string cudnn; ///< empty when none
+    std::string profile;
+    std::string platform;
+    std::uint64_t bytes = 0;
+    std::filesystem::path prefix;
+};
+
+/// Reads the record of every installed version.
+std::vector<InstalledVersion> list_installed(const store::Root& root);
+
+/// dlopen()s each file (RTLD_NOW) in this process; returns "file: dlerror" for failures.
+/// Used by the `__check-libs` child that LibraryChecker runs.
+std::vector<std::string> check_libraries_here(const std::filesystem::path& dir,
+                                              const std::vector<std::string>& files);
+
+/// Runs `exe __check-libs DIR FILES...` with LD_LIBRARY_PATH=DIR and collects its answer.
+Result<std::vector<std::string>> check_libraries_in_child(const std::filesystem::path& exe,
+                                                          const std::filesystem::path& dir,
+                                                          const std::vector<std::string>& files);
+
+} // namespace cudaenv::install

@@ -1,0 +1,151 @@
+#include "root.hpp"
+
+#include "../fs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace cudaenv::store {
+
+namespace fs = std::filesystem;
+
+void remove_tree(const fs::path& p) {
+    std::error_code ec;
+    // remove_all does not follow symlinks: a link is removed, not its target.
+    fs::remove_all(p, ec);
+}
+
+Status sync_dir(const fs::path& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot open '" + dir.string() + "': " + errno_text(errno));
+    }
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot sync '" + dir.string() + "': " + errno_text(err));
+    }
+    return Ok{};
+}
+
+Status publish_dir(const fs::path& from, const fs::path& to) {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+        int err = errno;
+        return Error(ErrorCode::filesystem,
+                     "cannot publish '" + to.string() + "': " + errno_text(err) +
+                         (err == EXDEV ? " (staging and the root must be on "
+                                         "one filesystem)"
+                                       : ""));
+    }
+    return sync_dir(to.parent_path());
+}
+
+Status Root::prepare() const {
+    std::error_code ec;
+    for (const auto& d : {dir, downloads(), store(), versions(), staging(), trash()}) {
+        fs::create_directories(d, ec);
+        if (ec) {
+            return Error(ErrorCode::filesystem,
+                         "cannot create '" + d.string() + "': " + ec.message())
+                .with_hint("set CUDAENV_ROOT to a directory you can write");
+        }
+    }
+
+    struct stat st {};
+
+    if (::stat(dir.c_str(), &st) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot stat '" + dir.string() + "': " + errno_text(errno));
+    }
+    if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+        return Error(ErrorCode::filesystem,
+                     "refusing the root '" + dir.string() + "': anyone may write it (mode " + mode +
+                         ")")
+            .with_hint("chmod o-w '" + dir.string() + "'");
+    }
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+        return Error(ErrorCode::filesystem,
+                     "refusing the root '" + dir.string() + "': it belongs to another user")
+            .with_hint("use a CUDAENV_ROOT of your own");
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot write the root '" + dir.string() + "': " + errno_text(errno));
+    }
+    return Ok{};
+}
+
+void Root::sweep() const {
+    std::error_code ec;
+    for (const auto& area : {staging(), trash()}) {
+        for (fs::directory_iterator it(area, ec), end; !ec && it != end; it.increment(ec)) {
+            remove_tree(it->path());
+        }
+    }
+    for (const auto& [area, record] :
+         {std::pair{store(), k_complete_record}, std::pair{versions(), k_version_record}}) {
+        for (fs::directory_iterator it(area, ec), end; !ec && it != end; it.increment(ec)) {
+            auto st = it->symlink_status(ec);
+            if (fs::is_symlink(st)) {
+                fs::remove(it->path(), ec); // planted link: unlink, never follow
+                continue;
+            }
+            if (!fs::is_directory(st) || !fs::exists(it->path() / record, ec)) {
+                auto moved = trash() / ("swept-" + it->path().filename().string());
+                if (::rename(it->path().c_str(), moved.c_str()) == 0) {
+                    remove_tree(moved);
+                }
+            }
+        }
+    }
+}
+
+Result<fs::path> Root::make_stage(const std::string& hint) const {
+    std::string tmpl = (staging() / (hint + "-XXXXXX")).string();
+    if (!::mkdtemp(tmpl.data())) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create a staging directory in '" + staging().string() +
+                         "': " + errno_text(errno));
+    }
+    return fs::path(tmpl);
+}
+
+std::vector<std::string> installed_versions(const Root& root) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(root.versions(), ec), end; !ec && it != end; it.increment(ec)) {
+        auto st = it->symlink_status(ec);
+        if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
+            out.push_back(it->path().filename().string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<std::string> global_version(const Root& root) {
+    auto text = read_text_file(root.state_file());
+    if (!text) {
+        return std::nullopt;
+    }
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_object() && j.contains("global") && j["global"].is_string()) {
+        return j["global"].get<std::string>();
+    }
+    return std::nullopt;
+}
+
+} // namespace cudaenv::store

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Builds a fixture mirror: NVIDIA's exact archive layouts holding real ELF libraries.
+
+    fixture_mirror.py DIR [--manifests-from CUDAENV]
+
+writes
+    DIR/mirror/    a tree laid out like https://developer.download.nvidia.com/compute:
+                   cuda/redist/redistrib_<v>.json, cuda/redist/<comp>/linux-x86_64/<comp>-linux-x86_64-<v>-archive.tar.xz,
+                   cudnn/redist/redistrib_<v>.json, cudnn/redist/cudnn/linux-x86_64/cudnn-...-archive.tar.xz,
+                   redist/cudnn/v8.2.4/cudnn-11.4-linux-x64-v8.2.4.15.tgz (the old cuda/lib64 layout)
+    DIR/reference/ NVIDIA-format redistrib files and a small facts.json, the generator's input
+    DIR/manifests/ cudaenv manifests made from DIR/reference by `cudaenv __generate-manifests`
+                   (when CUDAENV is given), plus the project's profiles.json
+
+Libraries are compiled here with gcc: real SONAMEs, real version functions
+(cudaRuntimeGetVersion, cudnnGetVersion), so the loader, ldconfig and dlopen treat them as the
+real thing. nvcc is a script that prints NVIDIA's version banner.
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+PLATFORM = "linux-x86_64"
+NVIDIA = "https://developer.download.nvidia.com/compute"
+
+# CUDA releases: component -> (version, [(real file, soname, [symlinks], exported C function)])
+CUDA = {
+    "11.8.0": {
+        "date": "2022-10-03",
+        "components": {
+            "cuda_cudart": ("11.8.89", [("libcudart.so.11.8.89", "libcudart.so.11.0", ["libcudart.so"],
+                                         "int cudaRuntimeGetVersion(int *v) { *v = 11080; return 0; }")]),
+            "cuda_nvcc": ("11.8.89", []),
+            "cuda_nvrtc": ("11.8.89", [("libnvrtc.so.11.8.89", "libnvrtc.so.11.2", ["libnvrtc.so"],
+                                        "int nvrtcVersion(int *a, int *b) { *a = 11; *b = 8; return 0; }")]),
+            "cuda_cupti": ("11.8.87", [("libcupti.so.11.8.87", "libcupti.so.11.8", ["libcupti.so"],
+                                        "int cuptiGetVersion(unsigned *v) { *v = 18; return 0; }")]),
+            "cuda_nvtx": ("11.8.86", [("libnvToolsExt.so.1.0.0", "libnvToolsExt.so.1", ["libnvToolsExt.so"],
+                                       "int nvtxInitialize(const void *r) { (void)r; return 0; }")]),
+            "libcublas": ("11.11.3.6", [
+                ("libcublasLt.so.11.11.3.6", "libcublasLt.so.11", ["libcublasLt.so"],
+                 "int cublasLtGetVersion(void) { return 111103; }"),
+                ("libcublas.so.11.11.3.6", "libcublas.so.11", ["libcublas.so"],
+                 "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 111103; return 0; }")]),
+            "libcufft": ("10.9.0.58", [("libcufft.so.10.9.0.58", "libcufft.so.10", ["libcufft.so"],
+                                        "int cufftGetVersion(int *v) { *v = 10900; return 0; }")]),
+            "libcurand": ("10.3.0.86", [("libcurand.so.10.3.0.86", "libcurand.so.10", ["libcurand.so"],
+                                         "int curandGetVersion(int *v) { *v = 10300; return 0; }")]),
+            "libcusolver": ("11.4.1.48", [("libcusolver.so.11.4.1.48", "libcusolver.so.11", ["libcusolver.so"],
+                                           "int cusolverGetVersion(int *v) { *v = 11401; return 0; }")]),
+            "libcusparse": ("11.7.5.86", [("libcusparse.so.11.7.5.86", "libcusparse.so.11", ["libcusparse.so"],
+                                           "int cusparseGetVersion(void *h, int *v) { (void)h; *v = 11705; return 0; }")]),
+            "cuda_cuobjdump": ("11.8.86", []),
+        },
+        "nvcc_banner": "Cuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0",
+        "driver": "520.61.05",
+    },
+    "12.4.1": {
+        "date": "2024-04-03",
+        "components": {
+            "cuda_cudart": ("12.4.127", [("libcudart.so.12.4.127", "libcudart.so.12", ["libcudart.so"],
+                                          "int cudaRuntimeGetVersion(int *v) { *v = 12040; return 0; }")]),
+            "cuda_nvcc": ("12.4.131", []),
+            "libcublas": ("12.4.5.8", [("libcublas.so.12.4.5.8", "libcublas.so.12", ["libcublas.so"],
+                                        "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 120405; return 0; }")]),
+            "libnvjitlink": ("12.4.127", [("libnvJitLink.so.12.4.127", "libnvJitLink.so.12", ["libnvJitLink.so"],
+                                           "int nvJitLinkVersion(unsigned *a, unsigned *b) { *a = 12; *b = 4; return 0; }")]),
+        },
+        "nvcc_banner": "Cuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0",
+        "driver": "550.54.15",
+    },
+}
+
+CUDNN_LIBS = {
+    8: ["libcudnn", "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer",
+        "libcudnn_cnn_train", "libcudnn_adv_infer", "libcudnn_adv_train"],
+    9: ["libcudnn", "libcudnn_graph", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
+        "libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv"],
+}
+
+# cuDNN releases in the redist layout: version -> (cuda variant, lib folder inside the archive)
+CUDNN_REDIST = {
+    "8.6.0.163": {"label": "8.6.0", "variants": ["11"], "libdir": "lib", "date": "2022-10-03"},
+    # 9.x archives put their engines in a nested folder here, to exercise the flattening
+    "9.1.1.17": {"label": "9.1.1", "variants": ["12"], "libdir": "lib", "nested": "lib/engines", "date": "2024-05-01"},
+}
+# The old layout: cuda/include + cuda/lib64, gzip
+CUDNN_TGZ = {"version": "8.2.4.15", "cuda": "11.4",
+             "path": "redist/cudnn/v8.2.4/cudnn-11.4-linux-x64-v8.2.4.15.tgz"}
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Compiler:
+    def __init__(self, work):
+        self.work = Path(work)
+        self.cc = shutil.which("gcc") or shutil.which("cc")
+        if not self.cc:
+            sys.exit("fixture_mirror: gcc is needed to build the fixture libraries")
+
+    def shared(self, out, soname, source, needed=()):
+        src = self.work / (out + ".c")
+        src.write_text(source + "\n")
+        cmd = [self.cc, "-shared", "-fPIC", "-O0", "-o", str(self.work / out), str(src), "-Wl,-soname," + soname]
+        for lib in needed:
+            cmd += ["-L", str(self.work), "-l:" + lib]
+        subprocess.run(cmd, check=True)
+        return self.work / out
+
+
+def tar_add(tar, name, data=None, mode=0o644, kind="file", target=None):
+    info = tarfile.TarInfo(name)
+    info.mtime = 1700000000
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    if kind == "dir":
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        tar.addfile(info)
+    elif kind == "symlink":
+        info.type = tarfile.SYMTYPE
+        info.linkname = target
+        info.mode = 0o777
+        tar.addfile(info)
+    else:
+        info.size = len(data)
+        info.mode = mode
+        tar.addfile(info, io.BytesIO(data))
+
+
+def write_archive(path, top, files, compression="xz"):
+    """files: list of (relpath, bytes|None, mode, kind, target); directories are implied."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "w:xz" if compression == "xz" else "w:gz"
+    with tarfile.open(path, mode) as tar:
+        tar_add(tar, top + "/", kind="dir")
+        made = set()
+        for rel, data, fmode, kind, target in files:
+            parts = rel.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                d = "/".join(parts[:i])
+                if d not in made:
+                    made.add(d)
+                    tar_add(tar, f"{top}/{d}/", kind="dir")
+            tar_add(tar, f"{top}/{rel}", data, fmode, kind, target)
+
+
+def lib_files(compiler, libdir, libs):
+    files = []
+    for real, soname, links, source in libs:
+        data = compiler.shared(real, soname, source).read_bytes()
+        files.append((f"{libdir}/{real}", data, 0o755, "file", None))
+        files.append((f"{libdir}/{soname}", None, 0, "symlink", real))
+        for link in links:
+            files.append((f"{libdir}/{link}", None, 0, "symlink", soname))
+    return files
+
+
+def nvcc_script(banner):
+    lines = "\\n".join(["nvcc: NVIDIA (R) Cuda compiler driver",
+                         "Copyright (c) 2005-2024 NVIDIA Corporation"] + banner.split("\n"))
+    return ("#!/bin/sh\n"
+            "case \"$1\" in --version|-V) printf '%b\\n' '" + lines + "';; *) echo 'nvcc fatal   : No input files specified'; exit 1;; esac\n").encode()
+
+
+def build_cuda(compiler, mirror, version, spec):
+    entries = {"release_date": spec["date"], "release_label": version, "release_product": "cuda"}
+    for comp, (cver, libs) in spec["components"].items():
+        top = f"{comp}-{PLATFORM}-{cver}-archive"
+        rel = f"{comp}/{PLATFORM}/{top}.tar.xz"
+        files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None)]
+        files += lib_files(compiler, "lib", libs)
+        if comp == "cuda_cudart":
+            major, minor = (int(x) for x in version.split(".")[:2])
+            files.append(("include/cuda_runtime_api.h",
+                          f"#define CUDART_VERSION {major * 1000 + minor * 10}\n".encode(), 0o644, "file", None))
+        if comp == "cuda_nvcc":
+            files.append(("bin/nvcc", nvcc_script(spec["nvcc_banner"]), 0o755, "file", None))
+            files.append(("bin/ptxas", b"#!/bin/sh\necho 'ptxas: NVIDIA (R) Ptx optimizing assembler'\n", 0o755, "file", None))
+            files.append(("nvvm/libdevice/libdevice.10.bc", b"BC\xc0\xde fixture", 0o644, "file", None))
+        if comp == "cuda_cuobjdump":
+            files.append(("bin/cuobjdump", b"#!/bin/sh\necho 'cuobjdump: NVIDIA (R) CUDA Object Utility'\n", 0o755, "file", None))
+        out = mirror / "cuda" / "redist" / rel
+        write_archive(out, top, files)
+        entries[comp] = {"name": comp, "license": "CUDA Toolkit", "version": cver,
+                         PLATFORM: {"relative_path": rel, "sha256": sha256(out),
+                                    "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+                                    "size": str(out.stat().st_size)}}
+    text = json.dumps(entries, indent=4)
+    (mirror / "cuda" / "redist" / f"redistrib_{version}.json").write_text(text)
+    return text
+
+
+def cudnn_header(version):
+    major, minor, patch = (int(x) for x in version.split(".")[:3])
+    mult = 10000 if major >= 9 else 1000
+    return (f"#ifndef CUDNN_VERSION_H_\n#define CUDNN_VERSION_H_\n"
+            f"#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n#define CUDNN_PATCHLEVEL {patch}\n"
+            f"#define CUDNN_VERSION (CUDNN_MAJOR * {mult} + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n#endif\n").encode()
+
+
+def cudnn_lib_specs(version):
+    major, minor, patch = (int(x) for x in version.split(".")[:3])
+    code = major * (10000 if major >= 9 else 1000) + minor * 100 + patch
+    short = f"{major}.{minor}.{patch}"
+    return [(f"{lib}.so.{short}", f"{lib}.so.{major}", [f"{lib}.so"],
+             f"#include <stddef.h>\nsize_t cudnnGetVersion(void) {{ return {code}; }}")
+            for lib in CUDNN_LIBS[major]]
+
+
+def build_cudnn_redist(compiler, mirror, version, spec):
+    label = spec["label"]
+    component = {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn",
+                 "version": version, "cuda_variant": spec["variants"], PLATFORM: {}}
+    for variant in spec["variants"]:
+        top = f"cudnn-{PLATFORM}-{version}_cuda{variant}-archive"
+        rel = f"cudnn/{PLATFORM}/{top}.tar.xz"
+        specs = cudnn_lib_specs(version)
+        files = [("LICENSE", b"cuDNN fixture license\n", 0o644, "file", None)]
+        nested = spec.get("nested")
+        main = [s for s in specs if not (nested and "engines" in s[0])]
+        engines = [s for s in specs if nested and "engines" in s[0]]
+        files += lib_files(compiler, spec["libdir"], main)
+        if engines:
+            files += lib_files(compiler, nested, engines)
+        files.append(("include/cudnn_version.h", cudnn_header(version), 0o644, "file", None))
+        files.append(("include/cudnn.h", b"#include \"cudnn_version.h\"\n", 0o644, "file", None))
+        out = mirror / "cudnn" / "redist" / rel
+        write_archive(out, top, files)
+        component[PLATFORM][f"cuda{variant}"] = {"relative_path": rel, "sha256": sha256(out),
+                                                 "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+                                                 "size": str(out.stat().st_size)}
+    doc = {"release_date": spec["date"], "release_label": label, "release_product": "cudnn",
+           "cudnn": component}
+    text = json.dumps(doc, indent=4)
+    (mirror / "cudnn" / "redist" / f"redistrib_{label}.json").write_text(text)
+    return label, text
+
+
+def build_cudnn_tgz(compiler, mirror):
+    v = CUDNN_TGZ["version"]
+    files = [("NVIDIA_SLA_cuDNN_Support.txt", b"fixture\n", 0o644, "file", None)]
+    files += lib_files(compiler, "lib64", cudnn_lib_specs(v))
+    files.append(("lib64/libcudnn_static.a", b"!<arch>\n", 0o644, "file", None))
+    files.append(("include/cudnn_version.h", cudnn_header(v), 0o644, "file", None))
+    files.append(("include/cudnn.h", b"#include \"cudnn_version.h\"\n", 0o644, "file", None))
+    out = mirror / CUDNN_TGZ["path"]
+    write_archive(out, "cuda", files, compression="gz")
+    return sha256(out), out.stat().st_size
+
+
+def facts(cuda_versions, cudnn_entries):
+    return {
+        "tensorflow": [
+            {"tf": "2.13", "tf_version": "2.13.0", "package": "tensorflow", "os": "linux", "python": "3.8-3.11",
+             "cuda": "11.8", "cudnn": "8.6", "compiler": "Clang 16.0.0", "build_tools": "Bazel 5.3.0"},
+            {"tf": "2.16", "tf_version": "2.16.1", "package": "tensorflow", "os": "linux", "python": "3.9-3.12",
+             "cuda": "12.4", "cudnn": "9.1", "compiler": "Clang 17.0.6", "build_tools": "Bazel 6.5.0"},
+        ],
+        "cuda_min_driver": [{"cuda": v, "table3_label": v, "linux_min_driver": CUDA[v]["driver"]} for v in cuda_versions],
+        "cuda_minor_version_compatibility": {"11.x": {"linux_min": "450.80.02"}, "12.x": {"linux_min": "525.60.13"}},
+        "cuda_runfile_installers": {"versions": {}},
+        "cuda_sm_support": {"per_cuda": {
+            "11.8": {"min_sm": "sm_35", "max_sm": "sm_90", "real_archs": ["sm_35", "sm_80", "sm_90"]},
+            "12.4": {"min_sm": "sm_50", "max_sm": "sm_90", "real_archs": ["sm_50", "sm_80", "sm_90"]}}},
+        "nvcc_host_gcc_max": {"11.8": {"gcc_max": "11", "clang_max": "14"}, "12.4": {"gcc_max": "13", "clang_max": "17"}},
+        "gpus_detail": [{"name": "NVIDIA A100", "compute_capability": "8.0", "architecture": "Ampere"}],
+        "cudnn_releases": {"releases": cudnn_entries, "sublibraries": {
+            "8": {"libs": CUDNN_LIBS[8], "version_header": "cudnn_version.h"},
+            "9": {"libs": CUDNN_LIBS[9], "version_header": "cudnn_version.h"}}},
+        "redist_manifest_sha256": {"registry": {}},
+    }
+
+
+def build(out, cudaenv=None, project_manifests=None):
+    out = Path(out)
+    mirror = out / "mirror"
+    ref = out / "reference"
+    for d in (mirror, ref):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as work:
+        cc = Compiler(work)
+        for version, spec in CUDA.items():
+            text = build_cuda(cc, mirror, version, spec)
+            (ref / f"cuda-redistrib_{version}.json").write_text(text)
+        cudnn_entries = []
+        for version, spec in CUDNN_REDIST.items():
+            label, text = build_cudnn_redist(cc, mirror, version, spec)
+            name = f"cudnn-redistrib_{label}.json"
+            (ref / name).write_text(text)
+            cudnn_entries.append({"version": version, "builds": [], "manifests": [name]})
+        sha, size = build_cudnn_tgz(cc, mirror)
+        cudnn_entries.append({"version": CUDNN_TGZ["version"], "builds": [
+            {"cuda": CUDNN_TGZ["cuda"], "platforms": {PLATFORM: {
+                "url": f"{NVIDIA}/{CUDNN_TGZ['path']}", "sha256": sha, "size": str(size)}}}]})
+    (ref / "facts.json").write_text(json.dumps(facts(list(CUDA), cudnn_entries), indent=2))
+    if cudaenv:
+        man = out / "manifests"
+        shutil.rmtree(man, ignore_errors=True)
+        man.mkdir()
+        subprocess.run([cudaenv, "__generate-manifests", "--reference", str(ref), "--out", str(man)],
+                       check=True, stdout=subprocess.DEVNULL)
+        src = Path(project_manifests) if project_manifests else Path(__file__).resolve().parents[2] / "manifests"
+        shutil.copy(src / "profiles.json", man / "profiles.json")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--cudaenv", help="the cudaenv binary, to generate manifests")
+    args = ap.parse_args()
+    build(args.dir, args.cudaenv)
+    print(args.dir)
+
+
+if __name__ == "__main__":
+    main()
