@@ -57,5 +57,143 @@ def assert_one_line_error(res, code):
     """The error contract: exit code, one 'cudaenv: error:' line, then only 'help:' lines."""
     assert res.rc == code, res
     lines = res.err.strip().splitlines()
-    assert lines and lines[0].startswith("cudaenv: error: "), res
-    assert all(l.startswith("help: ") for l in lines[1:]), res
+    errors = [i for i, l in enumerate(lines) if l.startswith("cudaenv: error: ")]
+    assert len(errors) == 1, res
+    # progress lines may come before it; only help lines after
+    assert all(l.startswith("help: ") for l in lines[errors[0] + 1:]), res
+
+
+# --- install harness -------------------------------------------------------------------------
+
+import hashlib
+import shutil
+import sys
+import tarfile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import fixture_mirror  # noqa: E402
+from fault_server import FaultServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fixture_dir(tmp_path_factory):
+    """NVIDIA-layout archives with real ELF libraries, and manifests for them (built once)."""
+    if not EXE or not Path(EXE).exists():
+        pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    out = tmp_path_factory.mktemp("fixture")
+    return fixture_mirror.build(out, EXE, MANIFESTS)
+
+
+@pytest.fixture
+def server(fixture_dir, tmp_path):
+    """A fault-injecting server over the fixture mirror; tmp_path/extra is served first."""
+    (tmp_path / "extra").mkdir()
+    srv = FaultServer(tmp_path / "extra", fixture_dir / "mirror")
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def inst(cudaenv, server, fixture_dir):
+    """cudaenv pointed at the fixture mirror and manifests, with short timeouts."""
+    cudaenv.env.update(CUDAENV_MANIFESTS=str(fixture_dir / "manifests"), CUDAENV_MIRROR=server.url,
+                       CUDAENV_RETRY_BACKOFF_MS="20", CUDAENV_RETRIES="2", CUDAENV_STALL_TIMEOUT="2",
+                       CUDAENV_CONNECT_TIMEOUT="3", CUDAENV_LOCK_TIMEOUT="30")
+    cudaenv.root = cudaenv.tmp / "root"
+    cudaenv.server = server
+    cudaenv.fixture = fixture_dir
+    return cudaenv
+
+
+def snapshot(root):
+    """The visible state: every path under versions/ and store/ and state.json, with type, mode,
+    size, link target and content hash."""
+    root = Path(root)
+    out = {}
+    for area in ("versions", "store", "state.json"):
+        base = root / area
+        if not base.exists() and not base.is_symlink():
+            continue
+        paths = [base] if base.is_file() else sorted(base.rglob("*"))
+        for p in paths:
+            rel = str(p.relative_to(root))
+            st = p.lstat()
+            if p.is_symlink():
+                out[rel] = ("l", os.readlink(p))
+            elif p.is_dir():
+                out[rel] = ("d", oct(st.st_mode & 0o7777))
+            else:
+                out[rel] = ("f", oct(st.st_mode & 0o7777), st.st_size,
+                            hashlib.sha256(p.read_bytes()).hexdigest())
+    return out
+
+
+def leftovers(root):
+    """Staging, trash and partial downloads left in the root."""
+    root = Path(root)
+    found = []
+    for area in (".staging", ".trash"):
+        if (root / area).exists():
+            found += [str(p) for p in (root / area).iterdir()]
+    if (root / "cache" / "downloads").exists():
+        found += [str(p) for p in (root / "cache" / "downloads").iterdir()]
+    return found
+
+
+def component_path(fixture_dir, version, component):
+    doc = json.loads((fixture_dir / "manifests" / "cuda" / f"{version}.json").read_text())
+    return "/" + doc["components"][component]["platforms"]["linux-x86_64"]["path"]
+
+
+def craft_archive(path, entries, top, compression="xz"):
+    """Writes a tar with raw entries: (name, kind, data_or_target, mode, extra). Names are raw."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:xz" if compression == "xz" else ("w:gz" if compression == "gz" else "w")) as tar:
+        if top:
+            info = tarfile.TarInfo(top + "/")
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            tar.addfile(info)
+        for name, kind, payload, mode, extra in entries:
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            for k, v in (extra or {}).items():
+                setattr(info, k, v)
+            if kind == "file":
+                info.size = len(payload)
+                tar.addfile(info, __import__("io").BytesIO(payload))
+            elif kind == "dir":
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif kind == "symlink":
+                info.type = tarfile.SYMTYPE
+                info.linkname = payload
+                tar.addfile(info)
+            elif kind == "hardlink":
+                info.type = tarfile.LNKTYPE
+                info.linkname = payload
+                tar.addfile(info)
+            elif kind in ("chr", "blk", "fifo"):
+                info.type = {"chr": tarfile.CHRTYPE, "blk": tarfile.BLKTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+                info.devmajor, info.devminor = 1, 3
+                tar.addfile(info)
+
+
+def replace_component(inst, tmp_path, archive_bytes_path, component="cuda_cudart", version="11.8.0"):
+    """A private copy of the fixture manifests whose `component` is the given archive, served
+    from tmp_path/extra at the same path the real one has."""
+    man = tmp_path / "manifests"
+    if not man.exists():
+        shutil.copytree(inst.fixture / "manifests", man)
+    doc_path = man / "cuda" / f"{version}.json"
+    doc = json.loads(doc_path.read_text())
+    entry = doc["components"][component]["platforms"]["linux-x86_64"]
+    dest = tmp_path / "extra" / entry["path"]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    data = Path(archive_bytes_path).read_bytes()
+    dest.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    entry["size"] = len(data)
+    doc_path.write_text(json.dumps(doc, indent=2))
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    return entry

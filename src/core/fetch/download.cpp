@@ -223,6 +223,14 @@ Status publish(const fs::path& partial, const fs::path& dest) {
     return Ok{};
 }
 
+/// An empty partial file holds nothing worth resuming.
+void remove_if_empty(const fs::path& partial) {
+    std::error_code ec;
+    if (fs::exists(partial, ec) && fs::file_size(partial, ec) == 0) {
+        fs::remove(partial, ec);
+    }
+}
+
 bool retryable(CURLcode rc) {
     switch (rc) {
     case CURLE_COULDNT_CONNECT:
@@ -349,7 +357,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         curl_easy_setopt(curl.h, CURLOPT_WRITEDATA, &t);
         curl_easy_setopt(curl.h, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(curl.h, CURLOPT_HEADERDATA, &t);
-        curl_easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit - base));
+        curl_easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
         if (base > 0) {
             std::string range = std::to_string(base) + "-";
             curl_easy_setopt(curl.h, CURLOPT_RANGE, range.c_str());
@@ -374,6 +382,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                              " bytes the manifest allows; download deleted");
         }
         if (t.abort == Abort::cancelled) {
+            remove_if_empty(partial);
             return Error(ErrorCode::failure, "download of '" + r.url + "' cancelled");
         }
         if (t.abort == Abort::bad_range) {
@@ -385,6 +394,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
             continue;
         }
         if (t.status >= 400 && t.status < 500) {
+            remove_if_empty(partial);
             return Error(ErrorCode::network,
                          "HTTP " + std::to_string(t.status) + " for '" + r.url + "'")
                 .with_hint(t.status == 404 ? "the mirror lacks this file, or the manifest is "
@@ -399,10 +409,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                 backoff(policy, attempt);
                 continue;
             }
-            std::error_code ec2;
-            if (fs::exists(partial, ec2) && fs::file_size(partial, ec2) == 0) {
-                fs::remove(partial, ec2);
-            }
+            remove_if_empty(partial);
             return Error(ErrorCode::network,
                          "downloading '" + r.url + "' failed: " + why +
                              (again ? " (after " + std::to_string(attempt) + " attempts)" : ""))

@@ -142,7 +142,7 @@ Status run_job(const store::Root& root,
     } release{extract_slots};
 
     auto stage = CUDAENV_TRY(root.make_stage(j.entry));
-    auto x = archive::extract(req.dest, stage, j.compression, j.expected_top);
+    auto x = archive::extract(req.dest, stage, j.compression, j.expected_top, o.limits);
     if (!x) {
         store::remove_tree(stage);
         std::error_code ec;

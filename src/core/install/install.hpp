@@ -6,6 +6,7 @@
 // kill leaves the previous state, and the next run sweeps the stages and resumes downloads.
 #pragma once
 
+#include "../archive/extract.hpp"
 #include "../error.hpp"
 #include "../fetch/download.hpp"
 #include "../manifest/model.hpp"
@@ -46,6 +47,8 @@ struct Options {
     bool dry_run = false;
     std::chrono::milliseconds lock_timeout{std::chrono::seconds(600)};
     LibraryChecker check_libraries;
+    /// Caps for each archive's extraction (decompression bombs, entry floods).
+    archive::Limits limits;
 };
 
 struct PlannedArchive {
