@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <linux/openat2.h>
 #include <map>
 #include <vector>
@@ -78,9 +79,26 @@ int open_dir_beneath(int root_fd, const std::string& rel) {
     return ::openat(root_fd, rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/// An entry name as it may be printed on one line: control characters and backslashes escaped.
+std::string printable(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f || c == '\\') {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 Error unsafe(const std::string& archive, const std::string& entry, const std::string& why) {
     return Error(ErrorCode::unsafe_archive,
-                 "unsafe archive '" + archive + "': entry '" + entry + "': " + why)
+                 "unsafe archive '" + archive + "': entry '" + printable(entry) + "': " +
+                     printable(why))
         .with_hint("nothing was installed; the archive or the mirror serving it is bad");
 }
 

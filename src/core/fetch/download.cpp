@@ -306,7 +306,8 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         outcome.attempts = attempt;
         Sha256 hash;
         std::uint64_t base = 0;
-        if (fs::exists(partial, ec)) {
+        bool have_partial = fs::exists(partial, ec);
+        if (have_partial) {
             auto n = hash_file(partial, hash);
             if (!n) {
                 return std::move(n).error();
@@ -318,7 +319,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                 base = 0;
             }
         }
-        if (r.size && base == *r.size && !whole_file_checked) {
+        if (have_partial && r.size && base == *r.size && !whole_file_checked) {
             // The partial file is complete (a run killed before the rename): check it (D5).
             whole_file_checked = true;
             std::string got = hash.hex_digest();

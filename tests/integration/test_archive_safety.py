@@ -1,0 +1,201 @@
+"""Hostile and broken archives (reliability.md A rows): each is served with a matching sha256,
+so only the extraction filter stands between it and the disk."""
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, craft_archive, leftovers, replace_component, snapshot
+
+TOP = "cuda_cudart-linux-x86_64-11.8.89-archive"
+GOOD_LIB = Path("lib/libcudart.so.11.8.89")
+
+
+def real_cudart(inst):
+    """The fixture's real runtime library bytes, so a crafted archive can still install."""
+    store_lib = next((inst.fixture / "mirror").rglob("cuda_cudart-linux-x86_64-11.8.89-archive.tar.xz"))
+    import tarfile
+    with tarfile.open(store_lib) as t:
+        return t.extractfile(f"{TOP}/lib/libcudart.so.11.8.89").read()
+
+
+@pytest.fixture
+def victim(tmp_path):
+    """A canary tree outside the root; every test checks it is untouched."""
+    v = tmp_path / "victim"
+    v.mkdir()
+    (v / "f").write_text("precious\n")
+    before = {p.name: (p.read_bytes(), p.stat().st_nlink) for p in v.iterdir()}
+    yield v
+    after = {p.name: (p.read_bytes(), p.stat().st_nlink) for p in v.iterdir()}
+    assert after == before
+
+
+@pytest.fixture
+def baseline(inst):
+    """An installed version that must survive every failed install untouched (NC)."""
+    assert inst("install", "tf-2.13").rc == 0
+    return snapshot(inst.root)
+
+
+def install_crafted(inst, tmp_path, entries, top=TOP, compression="xz"):
+    path = tmp_path / "crafted.tar"
+    craft_archive(path, entries, top, compression)
+    replace_component(inst, tmp_path, path)
+    return inst("install", "11.8")
+
+
+def check_refused(inst, res, baseline, victim, code=5):
+    assert_one_line_error(res, code)
+    assert snapshot(inst.root) == baseline
+    assert not (inst.root / "versions" / "11.8.0").exists()
+    # CL: nothing staged is left; the next good run has nothing to clean either
+    assert [p for p in leftovers(inst.root) if ".staging" in p] == []
+
+
+CASES = {
+    "a1_dotdot": [(f"{TOP}/../../victim/f", "file", b"pwned", 0o644, None)],
+    "a1_dotdot_inside": [(f"{TOP}/lib/../../x", "file", b"x", 0o644, None)],
+    "a2_absolute": [("/tmp/cudaenv-pwned", "file", b"pwned", 0o644, None)],
+    "a2_many_slashes": [("////tmp/cudaenv-pwned", "file", b"pwned", 0o644, None)],
+    "a3_symlink_then_file": [(f"{TOP}/lib", "symlink", "../../victim", 0o777, None),
+                             (f"{TOP}/lib/f", "file", b"pwned", 0o644, None)],
+    "a5_escaping_target": [(f"{TOP}/lib/libcudart.so", "symlink", "../../../../../etc/passwd", 0o777, None)],
+    "a5_absolute_target": [(f"{TOP}/lib/libcudart.so", "symlink", "/etc/passwd", 0o777, None)],
+    "a6_hardlink_outside": [(f"{TOP}/h", "hardlink", "victim/f", 0o644, None)],
+    "a6_hardlink_dotdot": [(f"{TOP}/h", "hardlink", f"{TOP}/../victim/f", 0o644, None)],
+    "a7_hardlink_to_absent": [(f"{TOP}/h", "hardlink", f"{TOP}/nothing", 0o644, None)],
+    "a9_char_device": [(f"{TOP}/dev", "chr", None, 0o644, None)],
+    "a9_block_device": [(f"{TOP}/dev", "blk", None, 0o644, None)],
+    "a9_fifo": [(f"{TOP}/fifo", "fifo", None, 0o644, None)],
+    "a15_duplicate": [(f"{TOP}/x", "file", b"1", 0o644, None), (f"{TOP}/x", "file", b"2", 0o644, None)],
+    "a15_file_then_dir": [(f"{TOP}/x", "file", b"1", 0o644, None), (f"{TOP}/x/y", "file", b"2", 0o644, None)],
+    "a18_two_roots": [("other-archive/x", "file", b"1", 0o644, None)],
+    "backslash": [(f"{TOP}\\..\\x", "file", b"1", 0o644, None)],
+    "control_char": [(f"{TOP}/a\nb", "file", b"1", 0o644, None)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_entry_is_refused(inst, tmp_path, baseline, victim, case):
+    res = install_crafted(inst, tmp_path, CASES[case])
+    check_refused(inst, res, baseline, victim)
+    assert "unsafe archive" in res.err or "unreadable archive" in res.err
+    assert not Path("/tmp/cudaenv-pwned").exists()
+
+
+def test_a18_unexpected_top_name(inst, tmp_path, baseline, victim):
+    res = install_crafted(inst, tmp_path, [("evil-archive/x", "file", b"1", 0o644, None)], top="evil-archive")
+    check_refused(inst, res, baseline, victim)
+    assert "top directory" in res.err
+
+
+def test_a10_a11_modes_normalised_and_owners_ignored(inst, tmp_path, baseline, victim):
+    lib = real_cudart(inst)
+    entries = [
+        (f"{TOP}/lib/libcudart.so.11.8.89", "file", lib, 0o4777, {"uid": 4242, "gid": 4242, "uname": "nobody"}),
+        (f"{TOP}/lib/libcudart.so.11.0", "symlink", "libcudart.so.11.8.89", 0o777, None),
+        (f"{TOP}/include/setgid.h", "file", b"//", 0o2666, None),
+        (f"{TOP}/include/zero.h", "file", b"//", 0o000, None),
+    ]
+    res = install_crafted(inst, tmp_path, entries)
+    assert res.rc == 0, res
+    v = inst.root / "versions" / "11.8.0"
+    so = (v / "lib64" / "libcudart.so.11.8.89").stat()
+    assert stat.S_IMODE(so.st_mode) == 0o755
+    assert so.st_uid == os.geteuid()
+    assert stat.S_IMODE((v / "include" / "setgid.h").stat().st_mode) == 0o644  # no s-bit, no o+w
+    assert stat.S_IMODE((v / "include" / "zero.h").stat().st_mode) == 0o644
+
+
+def test_a12_decompression_bomb_stops_at_the_cap(inst, tmp_path, baseline, victim):
+    inst.env["CUDAENV_EXTRACT_MAX_BYTES"] = str(8 << 20)
+    res = install_crafted(inst, tmp_path, [(f"{TOP}/zeros", "file", b"\0" * (64 << 20), 0o644, None)])
+    check_refused(inst, res, baseline, victim)
+    assert "limit" in res.err
+
+
+def test_a13_entry_flood_stops_at_the_cap(inst, tmp_path, baseline, victim):
+    inst.env["CUDAENV_EXTRACT_MAX_ENTRIES"] = "50"
+    res = install_crafted(inst, tmp_path, [(f"{TOP}/f{i}", "file", b"", 0o644, None) for i in range(200)])
+    check_refused(inst, res, baseline, victim)
+
+
+def test_a14_truncated_stream(inst, tmp_path, baseline, victim):
+    path = tmp_path / "big.tar"
+    craft_archive(path, [(f"{TOP}/data", "file", os.urandom(200000), 0o644, None)], TOP)
+    cut = tmp_path / "cut.tar.xz"
+    cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    replace_component(inst, tmp_path, cut)
+    check_refused(inst, inst("install", "11.8"), baseline, victim)
+
+
+@pytest.mark.parametrize("kind", ["html", "gzip_instead_of_xz", "plain_tar", "empty"])
+def test_a19_wrong_format_with_a_matching_hash(inst, tmp_path, baseline, victim, kind):
+    bad = tmp_path / "bad.bin"
+    if kind == "html":
+        bad.write_bytes(b"<html><body>404</body></html>")
+    elif kind == "empty":
+        bad.write_bytes(b"")
+    else:
+        craft_archive(bad, [(f"{TOP}/x", "file", b"1", 0o644, None)], TOP,
+                      "gz" if kind == "gzip_instead_of_xz" else "none")
+    replace_component(inst, tmp_path, bad)
+    check_refused(inst, inst("install", "11.8"), baseline, victim)
+
+
+def test_a21_planted_link_in_versions_is_removed_not_followed(inst, tmp_path, victim):
+    (inst.root / "versions").mkdir(parents=True)
+    os.symlink(victim, inst.root / "versions" / "11.8.0")
+    (inst.root / "versions" / "stale").mkdir()  # no record: garbage
+    res = inst("install", "11.8")
+    assert res.rc == 0, res
+    v = inst.root / "versions" / "11.8.0"
+    assert v.is_dir() and not v.is_symlink()
+    assert not (inst.root / "versions" / "stale").exists()
+
+
+def test_missing_cudnn_sublibrary_rolls_back(inst, tmp_path):
+    """A cuDNN archive without one sublibrary fails verification; nothing is published."""
+    import json
+    import tarfile
+    import hashlib
+    src = next((inst.fixture / "mirror").rglob("cudnn-linux-x86_64-8.6.0.163_cuda11-archive.tar.xz"))
+    out = tmp_path / "extra" / "cudnn" / "redist" / "cudnn" / "linux-x86_64" / src.name
+    out.parent.mkdir(parents=True)
+    with tarfile.open(src) as old, tarfile.open(out, "w:xz") as new:
+        for m in old.getmembers():
+            if "libcudnn_cnn_train" in m.name:
+                continue
+            new.addfile(m, old.extractfile(m) if m.isfile() else None)
+    man = tmp_path / "man"
+    import shutil
+    shutil.copytree(inst.fixture / "manifests", man)
+    doc = json.loads((man / "cudnn" / "8.6.0.163.json").read_text())
+    art = doc["builds"][0]["platforms"]["linux-x86_64"]
+    art["sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
+    art["size"] = out.stat().st_size
+    (man / "cudnn" / "8.6.0.163.json").write_text(json.dumps(doc))
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    res = inst("install", "tf-2.13")
+    assert_one_line_error(res, 4)
+    assert "lacks libcudnn_cnn_train.so.8" in res.err
+    assert not (inst.root / "versions" / "11.8.0+cudnn8.6.0.163").exists()
+    assert [p for p in leftovers(inst.root) if ".staging" in p] == []
+
+
+def test_cudnn_header_disagreeing_with_the_manifest_is_refused(inst, tmp_path):
+    import json
+    import shutil
+    man = tmp_path / "man"
+    shutil.copytree(inst.fixture / "manifests", man)
+    # the 8.6 archive, declared as 8.6.1 by a half-synced mirror's manifest
+    doc = json.loads((man / "cudnn" / "8.6.0.163.json").read_text())
+    doc["version"] = "8.6.1.5"
+    (man / "cudnn" / "8.6.0.163.json").unlink()
+    (man / "cudnn" / "8.6.1.5.json").write_text(json.dumps(doc))
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    res = inst("install", "11.8+cudnn-8.6.1")
+    assert_one_line_error(res, 4)
+    assert "header version 8.6.0" in res.err and "8.6.1.5" in res.err
