@@ -1,0 +1,105 @@
+"""kill -9 at failpoints (F7-F9), and the lock (C1, C3-C5)."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import EXE, assert_one_line_error, component_path, leftovers, snapshot
+
+TF213 = "11.8.0+cudnn8.6.0.163"
+
+
+@pytest.mark.parametrize("point", ["download-half", "extract-midway", "publish-before"])
+def test_kill_before_publish_leaves_nothing_visible_and_the_rerun_completes(inst, point):
+    res = inst("install", "tf-2.13", env={"CUDAENV_FAILPOINTS": f"{point}:kill"})
+    assert res.rc == -9, res
+    assert not (inst.root / "versions" / TF213).exists()
+    assert "versions" not in inst("list", "--json").json() or inst("list", "--json").json()["versions"] == []
+    res = inst("install", "tf-2.13", "--json")
+    assert res.rc == 0, res
+    assert res.json()["changed"] is True
+    assert leftovers(inst.root) == []
+    again = inst("install", "tf-2.13", "--json")
+    assert again.rc == 0 and again.json()["changed"] is False
+
+
+def test_kill_during_download_resumes(inst):
+    inst.env["CUDAENV_FAILPOINTS"] = "download-half:kill"
+    inst.env["CUDAENV_RETRIES"] = "0"
+    assert inst("install", "11.8", "--jobs", "1").rc == -9
+    partials = [p for p in leftovers(inst.root) if p.endswith(".partial")]
+    assert partials
+    del inst.env["CUDAENV_FAILPOINTS"]
+    inst.server.clear()
+    assert inst("install", "11.8", "--jobs", "1").rc == 0
+    # the killed download (the first component, cuda_cudart: 600 KiB) resumes where it stopped
+    first = component_path(inst.fixture, "11.8.0", "cuda_cudart")
+    ranges = [r for p, r in inst.server.requests if p == first]
+    assert len(ranges) == 1 and ranges[0].startswith("bytes=") and ranges[0] != "bytes=0-", ranges
+    assert leftovers(inst.root) == []
+
+
+def test_kill_right_after_publish_leaves_a_complete_version(inst):
+    res = inst("install", "tf-2.13", env={"CUDAENV_FAILPOINTS": "publish-after:kill"})
+    assert res.rc == -9
+    assert (inst.root / "versions" / TF213 / ".cudaenv-version.json").is_file()
+    again = inst("install", "tf-2.13", "--json")
+    assert again.rc == 0 and again.json()["changed"] is False
+
+
+def spawn(inst, *args, env=None):
+    e = dict(inst.env)
+    e.update(env or {})
+    return subprocess.Popen([EXE, *args], env=e, cwd=inst.tmp, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_c1_two_identical_installs_one_installs_one_waits(inst):
+    first = spawn(inst, "install", "tf-2.13", "--json", env={"CUDAENV_FAILPOINTS": "lock-acquired:sleep=2"})
+    time.sleep(0.5)
+    second = spawn(inst, "install", "tf-2.13", "--json")
+    out1, err1 = first.communicate(timeout=60)
+    out2, err2 = second.communicate(timeout=60)
+    assert first.returncode == 0, err1
+    assert second.returncode == 0, err2
+    changed = sorted([json.loads(out1)["changed"], json.loads(out2)["changed"]])
+    assert changed == [False, True]
+    assert [p.name for p in (inst.root / "versions").iterdir()] == [TF213]
+
+
+def test_c4_hung_holder_times_out_naming_its_pid(inst):
+    holder = spawn(inst, "install", "11.8", env={"CUDAENV_FAILPOINTS": "lock-acquired:sleep=20"})
+    try:
+        time.sleep(1)
+        res = inst("install", "tf-2.13", env={"CUDAENV_LOCK_TIMEOUT": "1"})
+        assert_one_line_error(res, 75)
+        assert f"PID {holder.pid}" in res.err
+        assert "help:" in res.err
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_c5_stale_lock_file_is_no_obstacle(inst):
+    inst.root.mkdir(parents=True)
+    (inst.root / ".lock").write_text("12345\n")
+    res = inst("install", "11.8", env={"CUDAENV_LOCK_TIMEOUT": "1"})
+    assert res.rc == 0, res
+
+
+def test_c3_uninstall_of_the_active_version_is_refused(inst):
+    assert inst("install", "tf-2.13").rc == 0
+    (inst.root / "state.json").write_text(json.dumps({"global": TF213}))
+    before = snapshot(inst.root)
+    assert_one_line_error(inst("uninstall", TF213), 7)
+    assert snapshot(inst.root) == before
+
+
+def test_insecure_root_is_refused(inst):
+    inst.root.mkdir(parents=True)
+    os.chmod(inst.root, 0o777)
+    res = inst("install", "11.8")
+    assert_one_line_error(res, 6)
+    assert "anyone may write" in res.err
