@@ -53,6 +53,25 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             return False
 
+    def _stream(self, f, rng):
+        """A plain (fault-free) answer, streamed from the file with Range support."""
+        size = f.stat().st_size
+        start = 0
+        if rng and rng.startswith("bytes="):
+            start = int(rng[6:].split("-")[0] or 0)
+            if start >= size:
+                self._headers(416, 0, [("Content-Range", f"bytes */{size}")])
+                return
+            self._headers(206, size - start, [("Content-Range", f"bytes {start}-{size - 1}/{size}")])
+        else:
+            self._headers(200, size)
+        with open(f, "rb") as fh:
+            try:
+                self.wfile.flush()
+                self.connection.sendfile(fh, offset=start)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
     def do_GET(self):
         srv = self.server
         rng = self.headers.get("Range")
@@ -89,6 +108,9 @@ class Handler(BaseHTTPRequestHandler):
             body = b"not found"
             self._headers(404, len(body))
             self._write(body)
+            return
+        if kind is None:
+            self._stream(f, rng)
             return
         data = f.read_bytes()
         if kind == "corrupt":

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Install benchmark (not a test): cudaenv install against the naive way and the xz limit.
+
+    /usr/bin/python3 bench/install_bench.py --cudaenv build/release/src/cudaenv [--runs 3]
+
+Payload: >= 1 GiB uncompressed across >= 8 components shaped like a real toolkit, xz -6
+compressed like NVIDIA's archives, in NVIDIA's layout, built once into bench/.payload and
+reused. It is cut from a real CUDA toolkit when one is installed (/usr/local/cuda-13.0, read
+only), else from the machine's own shared libraries. Served on loopback. In each run, side by
+side:
+  (a) cudaenv install                           (fresh root)
+  (b) naive: per component curl -o, sha256sum, tar -xJf, in sequence
+  (c) limit: xz -dc of every component to /dev/null, two at a time
+Reports wall times, ratios a/b and a/c, and the peak RSS of (a).
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+from fault_server import FaultServer  # noqa: E402
+
+PLATFORM = "linux-x86_64"
+VERSION = "99.0.0"
+TARGET = 1100 << 20  # bytes of payload
+
+
+# Component -> file-name prefixes taken from the real toolkit's lib/ (libcublasLt, cuDNN and NCCL
+# are left out to keep the one-time compression within minutes; what stays is ~1.3 GiB).
+LIB_GROUPS = {
+    "libcufft": ("libcufft",),
+    "libcusparse": ("libcusparse",),
+    "libcusolver": ("libcusolver",),
+    "libcurand": ("libcurand",),
+    "cuda_nvrtc": ("libnvrtc.so", "libnvrtc-builtins.so"),
+    "libnvjitlink": ("libnvJitLink",),
+    "libcublas": ("libcublas.so",),
+    "cuda_cudart": ("libcudart", "libcudadevrt", "libcupti"),
+}
+
+
+def source_files():
+    """(component, path) of real binaries to build components from."""
+    real = Path("/usr/local/cuda-13.0")
+    files = []
+    if (real / "lib").is_dir():
+        for p in sorted((real / "lib").iterdir()):
+            if p.is_file() and not p.is_symlink():
+                for comp, prefixes in LIB_GROUPS.items():
+                    if p.name.startswith(prefixes):
+                        files.append((comp, p))
+                        break
+        for sub in ("bin", "nvvm", "include"):
+            for p in sorted((real / sub).rglob("*")):
+                if p.is_file() and not p.is_symlink():
+                    files.append(("cuda_" + sub, p))
+    else:
+        libs = sorted(p for p in Path("/usr/lib/x86_64-linux-gnu").rglob("*.so*") if p.is_file() and not p.is_symlink())
+        names = list(LIB_GROUPS)
+        files = [(names[i % len(names)], p) for i, p in enumerate(libs)]
+    return files
+
+
+def build_payload(out):
+    mirror = out / "mirror"
+    ref = out / "reference"
+    shutil.rmtree(out, ignore_errors=True)
+    mirror.mkdir(parents=True)
+    ref.mkdir()
+    groups = {}
+    total = 0
+    for group, path in source_files():
+        if total >= TARGET:
+            break
+        size = path.stat().st_size
+        groups.setdefault(group, []).append(path)
+        total += size
+    redist = {"release_date": "2026-01-01", "release_label": VERSION, "release_product": "cuda"}
+    for group, paths in sorted(groups.items()):
+        comp = group
+        cver = "1.0.0"
+        top = f"{comp}-{PLATFORM}-{cver}-archive"
+        rel = f"{comp}/{PLATFORM}/{top}.tar.xz"
+        tar_path = out / "tmp.tar"
+        with tarfile.open(tar_path, "w") as tar:
+            tar.add(str(out), arcname=top, recursive=False)
+            for p in paths:
+                sub = comp[5:] if comp in ("cuda_bin", "cuda_nvvm", "cuda_include") else "lib"
+                tar.add(str(p), arcname=f"{top}/{sub}/{p.name}")
+        dest = mirror / "cuda" / "redist" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with open(dest, "wb") as f:
+            subprocess.run(["xz", "-6", "-T2", "-c", str(tar_path)], stdout=f, check=True)
+        tar_path.unlink()
+        h = hashlib.sha256(dest.read_bytes()).hexdigest()
+        redist[comp] = {"name": comp, "license": "bench", "version": cver,
+                        PLATFORM: {"relative_path": rel, "sha256": h, "size": str(dest.stat().st_size)}}
+        print(f"  {comp}: {len(paths)} files", file=sys.stderr)
+    if "cuda_cudart" not in redist:  # the manifests need a runtime component to call it CUDA
+        raise SystemExit("payload has no cudart group")
+    text = json.dumps(redist, indent=4)
+    (mirror / "cuda" / "redist" / f"redistrib_{VERSION}.json").write_text(text)
+    (ref / f"cuda-redistrib_{VERSION}.json").write_text(text)
+    facts = {"tensorflow": [], "cuda_min_driver": [], "cuda_minor_version_compatibility": {},
+             "cuda_runfile_installers": {"versions": {}}, "cuda_sm_support": {"per_cuda": {}},
+             "nvcc_host_gcc_max": {}, "gpus_detail": [],
+             "cudnn_releases": {"releases": [], "sublibraries": {}}, "redist_manifest_sha256": {"registry": {}}}
+    (ref / "facts.json").write_text(json.dumps(facts))
+    (out / "uncompressed_bytes").write_text(str(total))
+
+
+def payload(cudaenv):
+    out = HERE / ".payload"
+    if not (out / "uncompressed_bytes").exists():
+        print("building the payload once (xz -6 takes minutes)...", file=sys.stderr)
+        build_payload(out)
+    man = out / "manifests"
+    shutil.rmtree(man, ignore_errors=True)
+    man.mkdir()
+    subprocess.run([cudaenv, "__generate-manifests", "--reference", str(out / "reference"), "--out", str(man)],
+                   check=True, stdout=subprocess.DEVNULL)
+    profiles = {"schema": "cudaenv.manifest/1", "kind": "profiles",
+                "profiles": [{"name": "runtime", "description": "everything", "all": True, "exclude": []}]}
+    (man / "profiles.json").write_text(json.dumps(profiles))
+    rules = {"schema": "cudaenv.manifest/1", "kind": "rules", "cudnn": {}}
+    (man / "rules.json").write_text(json.dumps(rules))
+    return out
+
+
+def timed(cmd, env=None, shell=False):
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    err = proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd} failed: {err}")
+    return wall, usage.ru_maxrss  # KiB
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cudaenv", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=4)
+    args = ap.parse_args()
+    cudaenv = str(Path(args.cudaenv).resolve())
+    out = payload(cudaenv)
+    archives = sorted((out / "mirror").rglob("*.tar.xz"))
+    uncompressed = int((out / "uncompressed_bytes").read_text())
+    compressed = sum(a.stat().st_size for a in archives)
+    srv = FaultServer(out / "mirror")
+    manifest = json.loads((out / "reference" / f"cuda-redistrib_{VERSION}.json").read_text())
+    rows = []
+    try:
+        for run in range(args.runs):
+            with tempfile.TemporaryDirectory(dir=HERE) as work:
+                work = Path(work)
+                env = dict(os.environ, CUDAENV_ROOT=str(work / "root"), CUDAENV_MANIFESTS=str(out / "manifests"),
+                           CUDAENV_MIRROR=srv.url, NO_COLOR="1")
+                a, rss = timed([cudaenv, "install", f"cuda-{VERSION}", "--jobs", str(args.jobs)], env=env)
+                shutil.rmtree(work / "root")
+                naive = ["set -e"]
+                for comp, entry in manifest.items():
+                    if not isinstance(entry, dict):
+                        continue
+                    rel = entry[PLATFORM]["relative_path"]
+                    f = work / Path(rel).name
+                    naive.append(f"curl -sf -o {f} {srv.url}/cuda/redist/{rel}")
+                    naive.append(f"echo '{entry[PLATFORM]['sha256']}  {f}' | sha256sum -c --quiet -")
+                    naive.append(f"mkdir -p {work}/naive && tar -xJf {f} -C {work}/naive && rm {f}")
+                b, _ = timed("\n".join(naive), shell=True)
+                shutil.rmtree(work / "naive", ignore_errors=True)
+                c, _ = timed("printf '%s\\0' " + " ".join(str(x) for x in archives) +
+                             " | xargs -0 -P2 -n1 sh -c 'xz -dc \"$0\" > /dev/null'", shell=True)
+                rows.append({"a_install": a, "b_naive": b, "c_xz_limit": c, "a_peak_rss_mib": rss / 1024})
+                print(f"run {run + 1}: install {a:.2f} s, naive {b:.2f} s, xz limit {c:.2f} s, "
+                      f"a/b {a / b:.2f}, a/c {a / c:.2f}, peak RSS {rss / 1024:.1f} MiB", flush=True)
+    finally:
+        srv.close()
+    med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
+    summary = {"components": len(archives), "uncompressed_mib": uncompressed >> 20,
+               "compressed_mib": compressed >> 20, "runs": rows,
+               "median": {k: med(k) for k in rows[0]},
+               "ratio_a_b": med("a_install") / med("b_naive"), "ratio_a_c": med("a_install") / med("c_xz_limit")}
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
