@@ -62,7 +62,7 @@ def source_files():
         for sub in ("bin", "nvvm", "include"):
             for p in sorted((real / sub).rglob("*")):
                 if p.is_file() and not p.is_symlink():
-                    files.append(("cuda_" + sub, p))
+                    files.append(("cuda_" + sub, p))  # kept at its path below real/sub
     else:
         libs = sorted(p for p in Path("/usr/lib/x86_64-linux-gnu").rglob("*.so*") if p.is_file() and not p.is_symlink())
         names = list(LIB_GROUPS)
@@ -94,8 +94,12 @@ def build_payload(out):
         with tarfile.open(tar_path, "w") as tar:
             tar.add(str(out), arcname=top, recursive=False)
             for p in paths:
-                sub = comp[5:] if comp in ("cuda_bin", "cuda_nvvm", "cuda_include") else "lib"
-                tar.add(str(p), arcname=f"{top}/{sub}/{p.name}")
+                if comp in ("cuda_bin", "cuda_nvvm", "cuda_include"):
+                    sub = comp[5:]
+                    rel_name = p.relative_to(Path("/usr/local/cuda-13.0") / sub)
+                    tar.add(str(p), arcname=f"{top}/{sub}/{rel_name}", recursive=False)
+                else:
+                    tar.add(str(p), arcname=f"{top}/lib/{p.name}", recursive=False)
         dest = mirror / "cuda" / "redist" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "wb") as f:
