@@ -29,7 +29,7 @@ void ProgressReporter::on_event(const install::Event& e) {
     if (it == m_index.end()) {
         it = m_index.emplace(e.component, m_rows.size()).first;
         m_rows.push_back(
-            {e.component, e.version, 0, e.total, "waiting", std::chrono::steady_clock::now()});
+            {e.component, e.version, 0, e.total, "waiting", std::chrono::steady_clock::now(), {}});
     }
     Row& r = m_rows[it->second];
     using K = install::Event::Kind;
@@ -51,6 +51,7 @@ void ProgressReporter::on_event(const install::Event& e) {
     case K::done:
         r.bytes = e.bytes;
         r.state = "done";
+        r.ended = std::chrono::steady_clock::now();
         break;
     case K::failed:
         r.state = "failed";
@@ -86,7 +87,7 @@ void ProgressReporter::redraw(bool force) {
         char line[256];
         double frac =
             r.total && *r.total ? static_cast<double>(r.bytes) / static_cast<double>(*r.total) : 0;
-        double secs = std::chrono::duration<double>(now - r.started).count();
+        double secs = std::chrono::duration<double>(r.ended.value_or(now) - r.started).count();
         double rate = secs > 0.05 ? static_cast<double>(r.bytes) / secs : 0;
         std::string eta = "";
         if (r.state == "downloading" && rate > 0 && r.total && *r.total > r.bytes) {

@@ -32,6 +32,7 @@ class ProgressReporter {
         std::optional<std::uint64_t> total;
         std::string state = "waiting";
         std::chrono::steady_clock::time_point started{};
+        std::optional<std::chrono::steady_clock::time_point> ended;
     };
 
     void redraw(bool force);
