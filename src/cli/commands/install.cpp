@@ -3,6 +3,7 @@
 
 #include "../context.hpp"
 #include "../progress.hpp"
+#include "../spec_options.hpp"
 #include "core/manifest/nvidia_redist.hpp"
 #include "core/resolve/resolve.hpp"
 #include "core/sha256.hpp"
@@ -21,10 +22,7 @@ namespace {
 
 struct InstallCli {
     std::vector<std::string> specs;
-    std::string cuda;
-    std::string cudnn;
-    std::string profile = "runtime";
-    std::string platform;
+    SpecOptions spec_options;
     unsigned jobs = 4;
     bool dry_run = false;
     bool allow_unpinned = false;
@@ -82,27 +80,12 @@ int run_install(const InstallCli& o, Context& ctx) {
     if (!catalog) {
         return report_error(ctx, catalog.error(), "install");
     }
-    std::vector<std::string> names;
-    for (const auto& f : (*catalog)->frameworks) {
-        names.push_back(f.name);
-        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    auto names = framework_names(**catalog);
+    auto ro_result = to_resolve_options(o.spec_options);
+    if (!ro_result) {
+        return report_error(ctx, ro_result.error(), "install");
     }
-    ResolveOptions ro;
-    ro.profile = o.profile;
-    ro.platform = o.platform.empty() ? host_platform() : o.platform;
-    for (auto [text, out, what] :
-         {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
-        if (!text->empty()) {
-            auto v = Version::parse(*text);
-            if (!v) {
-                return report_error(
-                    ctx,
-                    Error(ErrorCode::usage, std::string(what) + ": " + v.error().message),
-                    "install");
-            }
-            *out = *v;
-        }
-    }
+    const ResolveOptions& ro = *ro_result;
     install::Options io;
     io.base_url = ctx.base_url();
     io.policy = ctx.download_policy();
@@ -233,11 +216,7 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
         "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n");
     sub->add_option("spec", o->specs, "what to install (see `cudaenv resolve`)")->required();
-    sub->add_option("--cuda", o->cuda, "CUDA version (checked against the framework)");
-    sub->add_option("--cudnn", o->cudnn, "cuDNN version");
-    sub->add_option("--profile", o->profile, "runtime, devel or full")->capture_default_str();
-    sub->add_option(
-        "--platform", o->platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    add_spec_options(*sub, o->spec_options);
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "show the plan; download and write nothing");
     sub->add_flag("--allow-unpinned",

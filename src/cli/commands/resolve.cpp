@@ -2,6 +2,7 @@
 #include "core/resolve/resolve.hpp"
 
 #include "../context.hpp"
+#include "../spec_options.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,10 +18,7 @@ namespace {
 
 struct ResolveOptionsCli {
     std::string spec;
-    std::string cuda;
-    std::string cudnn;
-    std::string profile = "runtime";
-    std::string platform;
+    SpecOptions spec_options;
 };
 
 nlohmann::json artifact_json(const ResolvedArchive& a) {
@@ -175,43 +173,15 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
         return report_error(ctx, catalog.error(), "resolve");
     }
     const auto& cat = **catalog;
-    std::vector<std::string> names;
-    for (const auto& f : cat.frameworks) {
-        names.push_back(f.name);
-        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
-    }
-    auto spec = parse_spec(o.spec, names);
+    auto spec = parse_spec(o.spec, framework_names(cat));
     if (!spec) {
         return report_error(ctx, spec.error(), "resolve");
     }
-    ResolveOptions ro;
-    ro.profile = o.profile;
-    ro.platform = o.platform.empty() ? host_platform() : o.platform;
-    for (auto [text, out, what] :
-         {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
-        if (text->empty()) {
-            continue;
-        }
-        auto v = Version::parse(*text);
-        if (!v) {
-            return report_error(
-                ctx,
-                Error(ErrorCode::usage, std::string(what) + ": " + v.error().message),
-                "resolve");
-        }
-        *out = *v;
+    auto ro = to_resolve_options(o.spec_options);
+    if (!ro) {
+        return report_error(ctx, ro.error(), "resolve");
     }
-    bool known_platform = false;
-    for (auto p : manifest::k_platforms) {
-        known_platform = known_platform || p == ro.platform;
-    }
-    if (!known_platform) {
-        return report_error(ctx,
-                            Error(ErrorCode::usage, "unknown platform '" + ro.platform + "'")
-                                .with_hint("platforms: linux-x86_64, linux-sbsa"),
-                            "resolve");
-    }
-    auto res = resolve(cat, *spec, ro);
+    auto res = resolve(cat, *spec, *ro);
     if (!res) {
         return report_error(
             ctx, Error(res.error()).with_context("resolving '" + o.spec + "'"), "resolve");
@@ -237,12 +207,7 @@ void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx) {
                 "  cudaenv resolve tf-2.15 --profile devel --json\n");
     sub->add_option("spec", opts->spec, "tf-2.13, 11.8, cuda-11.8, cudnn-8.6 or 11.8+cudnn-8.6")
         ->required();
-    sub->add_option("--cuda", opts->cuda, "CUDA version to use (checked against the framework)");
-    sub->add_option("--cudnn", opts->cudnn, "cuDNN version to use");
-    sub->add_option("--profile", opts->profile, "component set: runtime, devel or full")
-        ->capture_default_str();
-    sub->add_option(
-        "--platform", opts->platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    add_spec_options(*sub, opts->spec_options);
     sub->callback([opts, &ctx] { ctx.exit_code = run_resolve(*opts, ctx); });
 }
 

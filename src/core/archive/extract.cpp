@@ -97,8 +97,8 @@ std::string printable(const std::string& s) {
 
 Error unsafe(const std::string& archive, const std::string& entry, const std::string& why) {
     return Error(ErrorCode::unsafe_archive,
-                 "unsafe archive '" + archive + "': entry '" + printable(entry) + "': " +
-                     printable(why))
+                 "unsafe archive '" + archive + "': entry '" + printable(entry) +
+                     "': " + printable(why))
         .with_hint("nothing was installed; the archive or the mirror serving it is bad");
 }
 

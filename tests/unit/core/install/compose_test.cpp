@@ -26,7 +26,8 @@ TEST(CudnnHeader, RefusesIncompleteOrMalformedText) {
 
 TEST(ArchiveCompression, FollowsTheFileName) {
     EXPECT_EQ(archive::compression_for("a/b-archive.tar.xz"), archive::Compression::xz);
-    EXPECT_EQ(archive::compression_for("cudnn-11.4-linux-x64-v8.2.4.15.tgz"), archive::Compression::gzip);
+    EXPECT_EQ(archive::compression_for("cudnn-11.4-linux-x64-v8.2.4.15.tgz"),
+              archive::Compression::gzip);
     EXPECT_EQ(archive::compression_for("x.zip"), std::nullopt);
     EXPECT_EQ(archive::compression_for("x.run"), std::nullopt);
 }
