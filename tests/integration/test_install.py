@@ -303,3 +303,26 @@ def test_allow_unpinned_fetches_nvidia_index(inst, tmp_path):
 def hashlib_sha(data):
     import hashlib
     return hashlib.sha256(data).hexdigest()
+
+
+def test_allow_unpinned_cudnn(inst, tmp_path):
+    man = tmp_path / "man"
+    shutil.copytree(inst.fixture / "manifests", man)
+    (man / "cudnn" / "9.1.1.17.json").unlink()
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    res = inst("install", "12.4+cudnn-9.1.1")
+    assert_one_line_error(res, 9)
+    assert "--allow-unpinned" in res.err
+    res = inst("install", "12.4+cudnn-9.1.1", "--allow-unpinned")
+    assert res.rc == 0, res
+    assert "cuDNN 9.1.1 is not in the manifests" in res.err
+    assert (installed(inst, "12.4.1+cudnn9.1.1.17") / "lib64" / "libcudnn_graph.so.9").exists()
+
+
+def test_unpinned_index_that_is_not_json_is_refused(inst, tmp_path):
+    man = tmp_path / "man"
+    shutil.copytree(inst.fixture / "manifests", man)
+    (man / "cuda" / "12.4.1.json").unlink()
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    inst.server.fault("/cuda/redist/redistrib_12.4.1.json", {"kind": "html"})
+    assert_one_line_error(inst("install", "cuda-12.4.1", "--allow-unpinned"), 4)

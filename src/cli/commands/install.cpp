@@ -28,33 +28,47 @@ struct InstallCli {
     bool allow_unpinned = false;
 };
 
-/// For `cuda-X.Y.Z --allow-unpinned`: NVIDIA's index for a release the manifests do not know,
-/// fetched and trusted without a pinned hash, added to a copy of the catalog.
-Result<manifest::Catalog>
-with_unpinned(Context& ctx, const manifest::Catalog& cat, const Spec& spec) {
-    std::string ver = spec.cuda->str();
-    std::string url = ctx.base_url() + "/cuda/redist/redistrib_" + ver + ".json";
-    auto text = fetch::fetch_text(url, ctx.download_policy(), 16 << 20);
-    if (!text) {
-        return std::move(text).error();
+/// What --allow-unpinned may fetch for a SPEC the manifests do not know: NVIDIA's index of a
+/// CUDA X.Y.Z or a cuDNN X.Y.Z. Kind::none when the SPEC names nothing of the kind.
+struct Unpinned {
+    enum class Kind { none, cuda, cudnn } kind = Kind::none;
+    std::string version;
+};
+
+Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
+    if (spec.cuda && spec.cuda->size() == 3 && !cat.newest_cuda(*spec.cuda)) {
+        return {Unpinned::Kind::cuda, spec.cuda->str()};
     }
-    auto idx = manifest::parse_redistrib(*text, url);
-    if (!idx) {
-        return std::move(idx).error();
+    if (spec.cudnn && spec.cudnn->size() >= 3 && !cat.newest_cudnn(*spec.cudnn)) {
+        return {Unpinned::Kind::cudnn, spec.cudnn->truncated(3).str()};
     }
-    manifest::Artifact red{
-        "cuda/redist/redistrib_" + ver + ".json", {}, sha256_hex(*text), text->size()};
-    auto rel = manifest::cuda_release_from_redist(*idx, ver, red);
-    if (!rel) {
-        return std::move(rel).error();
-    }
-    *ctx.err << "cudaenv: warning: CUDA " << ver << " is not in the manifests; trusting '" << url
-             << "' (sha256 " << red.sha256 << ") without a pinned hash, as --allow-unpinned asks\n";
+    return {};
+}
+
+/// Fetches NVIDIA's index for `u`, trusted without a pinned hash (saying so), and returns a copy
+/// of the catalog with that release added.
+Result<manifest::Catalog> with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
+    bool cuda = u.kind == Unpinned::Kind::cuda;
+    std::string rel = std::string(cuda ? "cuda" : "cudnn") + "/redist/redistrib_" + u.version + ".json";
+    std::string url = ctx.base_url() + "/" + rel;
+    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
+    auto idx = CUDAENV_TRY(manifest::parse_redistrib(text, url));
+    manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
     manifest::Catalog copy = cat;
-    copy.cuda.push_back(std::move(*rel));
-    std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
-        return a.version < b.version;
-    });
+    if (cuda) {
+        copy.cuda.push_back(CUDAENV_TRY(manifest::cuda_release_from_redist(idx, u.version, red)));
+        std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
+            return a.version < b.version;
+        });
+    } else {
+        copy.cudnn.push_back(CUDAENV_TRY(manifest::cudnn_release_from_redist(idx, red)));
+        std::sort(copy.cudnn.begin(), copy.cudnn.end(), [](const auto& a, const auto& b) {
+            return a.version < b.version;
+        });
+    }
+    *ctx.err << "cudaenv: warning: " << (cuda ? "CUDA " : "cuDNN ") << u.version
+             << " is not in the manifests; trusting '" << url << "' (sha256 " << red.sha256
+             << ") without a pinned hash, as --allow-unpinned asks\n";
     return copy;
 }
 
@@ -115,19 +129,18 @@ int run_install(const InstallCli& o, Context& ctx) {
         const manifest::Catalog* cat = *catalog;
         std::optional<manifest::Catalog> extended;
         auto res = resolve(*cat, *spec, ro);
-        if (!res && res.error().code == ErrorCode::not_found && spec->kind == Spec::Kind::cuda &&
-            spec->cuda->size() == 3 && !cat->newest_cuda(*spec->cuda)) {
+        auto unpinned = unpinned_candidate(*cat, *spec);
+        if (!res && res.error().code == ErrorCode::not_found && unpinned.kind != Unpinned::Kind::none) {
             if (!o.allow_unpinned) {
                 return report_error(
                     ctx,
                     Error(res.error())
-                        .with_hint(
-                            "to trust NVIDIA's index for a release newer than the manifests: "
-                            "cudaenv install " +
-                            text + " --allow-unpinned"),
+                        .with_hint("to trust NVIDIA's index for a release newer than the "
+                                   "manifests: cudaenv install " +
+                                   text + " --allow-unpinned"),
                     "install");
             }
-            auto ext = with_unpinned(ctx, *cat, *spec);
+            auto ext = with_unpinned(ctx, *cat, unpinned);
             if (!ext) {
                 return report_error(ctx, ext.error(), "install");
             }

@@ -324,51 +324,29 @@ Status cudnn_from_redistrib(const fs::path& ref,
         red.size = text.size();
         CUDAENV_TRY(check_registry(f, "cudnn", ver, red.sha256, report));
         r.redistrib.push_back(red);
+        auto one = CUDAENV_TRY(cudnn_release_from_redist(idx, red));
+        if (one.version != r.version) {
+            return gen_error(file + " is cuDNN " + one.version.str() + ", expected " + r.version.str());
+        }
         if (r.release_date.empty()) {
-            r.release_date = idx.release_date;
+            r.release_date = one.release_date;
         }
-        const auto* c = idx.find("cudnn");
-        if (!c) {
-            return gen_error(file + " has no 'cudnn' component");
-        }
-        if (c->version != r.version.str()) {
-            return gen_error(file + " is cuDNN " + c->version + ", expected " + r.version.str());
-        }
-        for (const auto& [platform, variants] : c->platforms) {
-            if (!wanted_platform(platform)) {
-                continue;
-            }
-            for (const auto& [variant, a] : variants) {
-                std::string label;
-                if (variant.rfind("cuda", 0) == 0) {
-                    label = variant.substr(4);
-                } else if (variant.empty()) {
-                    // single-variant index (8.9.7.29): the CUDA major is in the file name
-                    auto pos = a.relative_path.rfind("_cuda");
-                    if (pos == std::string::npos) {
-                        return gen_error(file + ": cannot tell the CUDA major of " +
-                                         a.relative_path);
-                    }
-                    label =
-                        a.relative_path.substr(pos + 5, a.relative_path.find('-', pos) - pos - 5);
-                }
-                auto& b = builds[label];
-                b.cuda = label;
-                Artifact art;
-                art.path = "cudnn/redist/" + a.relative_path;
-                art.sha256 = a.sha256;
-                art.size = a.size;
+        // Several index files for one release (8.9.7.29) merge; they must agree.
+        for (auto& ob : one.builds) {
+            auto& b = builds[ob.cuda];
+            b.cuda = ob.cuda;
+            b.cuda_major = ob.cuda_major;
+            for (auto& [platform, art] : ob.platforms) {
                 if (auto old = b.platforms.find(platform);
                     old != b.platforms.end() && old->second.sha256 != art.sha256) {
                     return gen_error(file + ": two different archives for cuDNN " +
-                                     r.version.str() + " cuda" + label + " " + platform);
+                                     r.version.str() + " cuda" + ob.cuda + " " + platform);
                 }
                 b.platforms[platform] = art;
             }
         }
     }
     for (auto& [label, b] : builds) {
-        b.cuda_major = Version::try_parse(label)->major();
         r.builds.push_back(std::move(b));
     }
     return Ok{};

@@ -197,4 +197,60 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
     return r;
 }
 
+Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Artifact& redistrib) {
+    auto fail = [&](const std::string& why) {
+        return Error(ErrorCode::integrity, "cuDNN index '" + redistrib.path + "': " + why);
+    };
+    const auto* c = idx.find("cudnn");
+    if (!c) {
+        return fail("no 'cudnn' component");
+    }
+    auto v = Version::try_parse(c->version);
+    if (!v) {
+        return fail("version '" + c->version + "' is not a version");
+    }
+    CudnnRelease r;
+    r.version = *v;
+    r.major = v->major();
+    r.release_date = idx.release_date;
+    r.layout = CudnnLayout::redist;
+    r.redistrib.push_back(redistrib);
+    std::map<std::string, CudnnBuild> builds; // by CUDA label
+    for (const auto& [platform, variants] : c->platforms) {
+        if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) == std::end(k_platforms)) {
+            continue;
+        }
+        for (const auto& [variant, a] : variants) {
+            std::string label;
+            if (variant.rfind("cuda", 0) == 0) {
+                label = variant.substr(4);
+            } else {
+                auto pos = a.relative_path.rfind("_cuda");
+                if (pos == std::string::npos) {
+                    return fail("cannot tell the CUDA major of " + a.relative_path);
+                }
+                label = a.relative_path.substr(pos + 5, a.relative_path.find('-', pos) - pos - 5);
+            }
+            auto lv = Version::try_parse(label);
+            if (!lv) {
+                return fail("CUDA variant '" + label + "' is not a version");
+            }
+            auto& b = builds[label];
+            b.cuda = label;
+            b.cuda_major = lv->major();
+            b.platforms[platform] = Artifact{"cudnn/redist/" + a.relative_path, {}, a.sha256, a.size};
+        }
+    }
+    if (builds.empty()) {
+        return fail("no build for linux-x86_64 or linux-sbsa");
+    }
+    for (auto& [label, b] : builds) {
+        r.builds.push_back(std::move(b));
+    }
+    std::sort(r.builds.begin(), r.builds.end(), [](const auto& a, const auto& b) {
+        return *Version::try_parse(a.cuda) > *Version::try_parse(b.cuda);
+    });
+    return r;
+}
+
 } // namespace cudaenv::manifest

@@ -48,6 +48,7 @@ struct RedistIndex {
 Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view origin);
 
 struct CudaRelease;
+struct CudnnRelease;
 
 /// A CUDA release made from NVIDIA's index alone (components for cudaenv's platforms, nvcc
 /// version); `redistrib` is the index file itself. Driver, SM and compiler facts are not in
@@ -55,5 +56,10 @@ struct CudaRelease;
 Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
                                              const std::string& version,
                                              const struct Artifact& redistrib);
+
+/// A cuDNN release made from NVIDIA's cuDNN index: its "cudnn" component, one build per
+/// "cuda<major>" variant (or, for single-variant indexes such as 8.9.7.29, the major named in the
+/// archive file), for cudaenv's platforms.
+Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const struct Artifact& redistrib);
 
 } // namespace cudaenv::manifest
