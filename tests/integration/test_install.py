@@ -326,3 +326,24 @@ def test_unpinned_index_that_is_not_json_is_refused(inst, tmp_path):
     inst.env["CUDAENV_MANIFESTS"] = str(man)
     inst.server.fault("/cuda/redist/redistrib_12.4.1.json", {"kind": "html"})
     assert_one_line_error(inst("install", "cuda-12.4.1", "--allow-unpinned"), 4)
+
+
+def test_d15_changed_hash_for_an_installed_component_is_refused(inst, tmp_path):
+    assert inst("install", "11.8").rc == 0
+    before = snapshot(inst.root)
+    # a mirror that republished cuda_cudart 11.8.89 with other bytes, and a manifest that agrees
+    import tarfile
+    src = inst.fixture / "mirror" / cudart(inst).lstrip("/")
+    other = tmp_path / "other.tar.xz"
+    with tarfile.open(src) as old, tarfile.open(other, "w:xz") as new:
+        for m in old.getmembers():
+            new.addfile(m, old.extractfile(m) if m.isfile() else None)
+        info = tarfile.TarInfo(old.getmembers()[0].name + "/extra")
+        info.size = 1
+        new.addfile(info, __import__("io").BytesIO(b"x"))
+    from conftest import replace_component
+    replace_component(inst, tmp_path, other)
+    res = inst("install", "11.8", "--profile", "devel")
+    assert_one_line_error(res, 4)
+    assert "cuda_cudart 11.8.89 is installed from an archive with sha256" in res.err
+    assert snapshot(inst.root) == before

@@ -40,6 +40,28 @@ std::string basename_of(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// A component version cudaenv already has must keep its hash (reliability.md D15): NVIDIA never
+/// republishes a version with other bytes, so a different hash means a tampered or confused
+/// mirror or manifest.
+Status refuse_changed_hash(const store::Root& root, const Job& j) {
+    std::string prefix = j.archive.component + "-" + j.archive.version.str() + "-";
+    std::error_code ec;
+    for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0 || name == j.entry ||
+            !fs::exists(it->path() / store::k_complete_record, ec)) {
+            continue;
+        }
+        return Error(ErrorCode::integrity, j.archive.component + " " + j.archive.version.str() +
+                                               " is installed from an archive with sha256 " +
+                                               name.substr(prefix.size()) + "..., but the manifest now "
+                                               "says " + j.archive.artifact.sha256)
+            .with_hint("a version's bytes never change upstream: check the mirror and the manifests "
+                       "before trusting this one");
+    }
+    return Ok{};
+}
+
 Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, const Options& o) {
     std::vector<Job> jobs;
     for (const auto& a : res.archives) {
@@ -59,6 +81,9 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
             *comp == archive::Compression::xz ? file.substr(0, file.size() - 7) : "cuda";
         std::error_code ec;
         j.present = fs::exists(root.store() / j.entry / store::k_complete_record, ec);
+        if (!j.present) {
+            CUDAENV_TRY(refuse_changed_hash(root, j));
+        }
         jobs.push_back(std::move(j));
     }
     return jobs;
