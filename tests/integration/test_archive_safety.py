@@ -199,3 +199,51 @@ def test_cudnn_header_disagreeing_with_the_manifest_is_refused(inst, tmp_path):
     res = inst("install", "11.8+cudnn-8.6.1")
     assert_one_line_error(res, 4)
     assert "header version 8.6.0" in res.err and "8.6.1.5" in res.err
+
+
+def test_a20_mutated_archives_are_accepted_or_refused_never_crash(inst, tmp_path, victim):
+    """A small fuzz campaign: bytes of a valid NVIDIA-layout archive flipped at seeded random
+    places, each served with a matching hash. Every run must end in a documented way."""
+    import random
+    src = next((inst.fixture / "mirror").rglob("cuda_cudart-linux-x86_64-11.8.89-archive.tar.xz"))
+    data = bytearray(src.read_bytes())
+    rng = random.Random(20261202)
+    outcomes = {}
+    for i in range(40):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(mutated))
+            mutated[pos] = rng.randrange(256)
+        path = tmp_path / f"m{i}.tar.xz"
+        path.write_bytes(bytes(mutated))
+        replace_component(inst, tmp_path, path)
+        res = inst("install", "11.8")
+        assert res.rc in (0, 4, 5), res
+        outcomes[res.rc] = outcomes.get(res.rc, 0) + 1
+        assert [p for p in leftovers(inst.root) if ".staging" in p] == []
+        if res.rc == 0:
+            assert inst("uninstall", "11.8.0").rc == 0
+    assert outcomes.get(5, 0) > 0  # most mutations break the xz stream or the tar headers
+
+
+def test_d18_too_little_space_fails_early(inst, tmp_path):
+    """The root on a 300 KiB tmpfs (a private mount namespace): the preflight refuses."""
+    import shutil as sh
+    import subprocess
+    if os.geteuid() != 0 or not sh.which("unshare"):
+        pytest.skip("needs root and unshare for a private tmpfs")
+    root = tmp_path / "small"
+    root.mkdir()
+    env = dict(inst.env, CUDAENV_ROOT=str(root))
+    script = f'mount -t tmpfs -o size=300k tmpfs "{root}" && exec "$0" install 11.8'
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script, EXE_PATH()], env=env,
+                          capture_output=True, text=True, timeout=60)
+    if "mount:" in proc.stderr:
+        pytest.skip("cannot mount tmpfs here: " + proc.stderr.strip())
+    assert proc.returncode == 6, proc.stderr
+    assert "not enough space" in proc.stderr
+
+
+def EXE_PATH():
+    from conftest import EXE
+    return EXE
