@@ -142,8 +142,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class FaultServer:
-    def __init__(self, *roots):
+    def __init__(self, *roots, tls=None):
+        """tls: an ssl.SSLContext to serve https with."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "https" if tls else "http"
+        if tls:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.httpd.daemon_threads = True
         self.httpd.roots = [str(r) for r in roots]
         self.httpd.faults = {}
@@ -154,7 +158,7 @@ class FaultServer:
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.httpd.server_address[1]}"
 
     def fault(self, path, *faults):
         """Queue faults (dicts with 'kind') for the next requests to path."""
