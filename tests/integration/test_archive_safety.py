@@ -247,3 +247,11 @@ def test_d18_too_little_space_fails_early(inst, tmp_path):
 def EXE_PATH():
     from conftest import EXE
     return EXE
+
+
+def test_a_library_that_does_not_load_rolls_the_install_back(inst, tmp_path, baseline, victim):
+    entries = [(f"{TOP}/lib/libcudart.so.11.8.89", "file", b"\x7fELF but not really", 0o755, None),
+               (f"{TOP}/lib/libcudart.so.11.0", "symlink", "libcudart.so.11.8.89", 0o777, None)]
+    res = install_crafted(inst, tmp_path, entries)
+    check_refused(inst, res, baseline, victim, code=4)
+    assert "does not load: libcudart.so.11.8.89" in res.err
