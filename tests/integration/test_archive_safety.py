@@ -34,8 +34,9 @@ def victim(tmp_path):
 
 @pytest.fixture
 def baseline(inst):
-    """An installed version that must survive every failed install untouched (NC)."""
-    assert inst("install", "tf-2.13").rc == 0
+    """An installed version that must survive every failed install untouched (NC). It shares no
+    component with 11.8, whose cuda_cudart the tests replace."""
+    assert inst("install", "tf-2.16").rc == 0
     return snapshot(inst.root)
 
 
