@@ -105,12 +105,12 @@ def inst(cudaenv, server, fixture_dir):
     return cudaenv
 
 
-def snapshot(root):
-    """The visible state: every path under versions/ and store/ and state.json, with type, mode,
-    size, link target and content hash."""
+def snapshot(root, areas=("versions", "store", "state.json")):
+    """Every path under versions/ and store/ and state.json, with type, mode, size, link target
+    and content hash."""
     root = Path(root)
     out = {}
-    for area in ("versions", "store", "state.json"):
+    for area in areas:
         base = root / area
         if not base.exists() and not base.is_symlink():
             continue
@@ -126,6 +126,16 @@ def snapshot(root):
                 out[rel] = ("f", oct(st.st_mode & 0o7777), st.st_size,
                             hashlib.sha256(p.read_bytes()).hexdigest())
     return out
+
+
+def assert_intact(root, before):
+    """NC after a failed install: the versions and the global choice are exactly as before, and
+    every store entry that was there is still there unchanged. (Archives the failed run verified
+    and extracted may stay in the store, unreferenced, so a retry does not download them again.)"""
+    after = snapshot(root)
+    visible = lambda snap: {k: v for k, v in snap.items() if not k.startswith("store")}
+    assert visible(after) == visible(before)
+    assert {k: v for k, v in before.items() if k.startswith("store")}.items() <= after.items()
 
 
 def leftovers(root):
