@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <memory>
 #include <ostream>
@@ -179,12 +181,16 @@ int run_install(const InstallCli& o, Context& ctx) {
         }
     }
     if (ctx.json) {
+        struct rusage self {};
+        ::getrusage(RUSAGE_SELF, &self);
         emit_json(ctx,
                   {{"command", "install"},
                    {"ok", true},
                    {"changed", changed},
                    {"dry_run", o.dry_run},
-                   {"versions", versions}});
+                   {"versions", versions},
+                   // this process only; the dlopen verification child is not included
+                   {"stats", {{"peak_rss_kib", self.ru_maxrss}}}});
     }
     return 0;
 }

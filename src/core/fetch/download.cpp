@@ -367,9 +367,11 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         if (!t.started) {
             curl_easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &t.status);
         }
-        int sync_rc = ::fsync(fd);
-        int sync_errno = errno;
-        ::close(fd);
+        // No fsync: a download is transient (deleted once extracted) and is re-hashed before any
+        // use, so a power loss can only cost a re-download. The extracted tree is synced before
+        // it is published. close() still reports a deferred write error.
+        int close_rc = ::close(fd);
+        int close_errno = errno;
 
         if (t.abort == Abort::write_failed) {
             fs::remove(partial, ec);
@@ -416,10 +418,10 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                              (again ? " (after " + std::to_string(attempt) + " attempts)" : ""))
                 .with_hint(again ? "run the same command again to resume" : "check the URL");
         }
-        if (sync_rc != 0) {
+        if (close_rc != 0) {
             fs::remove(partial, ec);
             return Error(ErrorCode::filesystem,
-                         "cannot sync '" + partial.string() + "': " + errno_text(sync_errno));
+                         "cannot write '" + partial.string() + "': " + errno_text(close_errno));
         }
         std::uint64_t got_size = t.base + t.written;
         std::string got = hash.hex_digest();

@@ -14,7 +14,7 @@
 
 #include <atomic>
 #include <mutex>
-#include <semaphore>
+#include <condition_variable>
 #include <set>
 #include <thread>
 
@@ -121,12 +121,41 @@ json entry_record(const Job& j, const archive::Extracted& x) {
                 {"files", files}};
 }
 
+/// Extraction slots, one per core, handed to the largest waiting archive first: downloads finish
+/// in size order (small ones first), but the makespan is set by the biggest xz stream, so it must
+/// not queue behind small ones (longest-processing-time-first).
+class ExtractGate {
+  public:
+    explicit ExtractGate(unsigned slots) : m_free(slots) {}
+
+    void acquire(std::uint64_t size) {
+        std::unique_lock<std::mutex> lock(m_mu);
+        auto me = m_waiting.insert(size);
+        m_cv.wait(lock, [&] { return m_free > 0 && *m_waiting.begin() == size; });
+        m_waiting.erase(me);
+        --m_free;
+        m_cv.notify_all();
+    }
+
+    void release() {
+        std::lock_guard<std::mutex> lock(m_mu);
+        ++m_free;
+        m_cv.notify_all();
+    }
+
+  private:
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+    unsigned m_free;
+    std::multiset<std::uint64_t, std::greater<>> m_waiting;
+};
+
 /// Download, verify, extract and publish one archive into the store.
 Status run_job(const store::Root& root,
                const Job& j,
                const Options& o,
                const Observer& observer,
-               std::counting_semaphore<64>& extract_slots,
+               ExtractGate& extract_slots,
                const std::atomic<bool>& cancel,
                std::atomic<std::uint64_t>& downloaded) {
     auto emit = [&](Event::Kind k, std::uint64_t bytes = 0, bool cached = false) {
@@ -158,12 +187,12 @@ Status run_job(const store::Root& root,
     downloaded += got->cached ? 0 : got->bytes - got->resumed_from;
     emit(Event::Kind::extracting, got->bytes, got->cached);
 
-    extract_slots.acquire();
+    extract_slots.acquire(got->bytes);
 
     struct Release {
-        std::counting_semaphore<64>& s;
+        ExtractGate& g;
 
-        ~Release() { s.release(); }
+        ~Release() { g.release(); }
     } release{extract_slots};
 
     auto stage = CUDAENV_TRY(root.make_stage(j.entry));
@@ -211,8 +240,13 @@ Status run_jobs(const store::Root& root,
             observer(e);
         }
     }
+    // Largest first: extraction (xz decoding) is the bottleneck and runs one per core, so the
+    // biggest archive must not be the last to start (longest-processing-time-first scheduling).
+    std::stable_sort(todo.begin(), todo.end(), [](const Job* a, const Job* b) {
+        return a->archive.artifact.size.value_or(0) > b->archive.artifact.size.value_or(0);
+    });
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    std::counting_semaphore<64> extract_slots(std::min(cores, 64u));
+    ExtractGate extract_slots(cores);
     std::atomic<std::size_t> next{0};
     std::atomic<bool> cancel{false};
     std::mutex mu;
