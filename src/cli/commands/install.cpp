@@ -49,9 +49,11 @@ Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
 
 /// Fetches NVIDIA's index for `u`, trusted without a pinned hash (saying so), and returns a copy
 /// of the catalog with that release added.
-Result<manifest::Catalog> with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
+Result<manifest::Catalog>
+with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
-    std::string rel = std::string(cuda ? "cuda" : "cudnn") + "/redist/redistrib_" + u.version + ".json";
+    std::string rel =
+        std::string(cuda ? "cuda" : "cudnn") + "/redist/redistrib_" + u.version + ".json";
     std::string url = ctx.base_url() + "/" + rel;
     auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
     auto idx = CUDAENV_TRY(manifest::parse_redistrib(text, url));
@@ -132,7 +134,8 @@ int run_install(const InstallCli& o, Context& ctx) {
         std::optional<manifest::Catalog> extended;
         auto res = resolve(*cat, *spec, ro);
         auto unpinned = unpinned_candidate(*cat, *spec);
-        if (!res && res.error().code == ErrorCode::not_found && unpinned.kind != Unpinned::Kind::none) {
+        if (!res && res.error().code == ErrorCode::not_found &&
+            unpinned.kind != Unpinned::Kind::none) {
             if (!o.allow_unpinned) {
                 return report_error(
                     ctx,
@@ -182,6 +185,7 @@ int run_install(const InstallCli& o, Context& ctx) {
     }
     if (ctx.json) {
         struct rusage self {};
+
         ::getrusage(RUSAGE_SELF, &self);
         emit_json(ctx,
                   {{"command", "install"},

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -52,12 +52,15 @@ Status refuse_changed_hash(const store::Root& root, const Job& j) {
             !fs::exists(it->path() / store::k_complete_record, ec)) {
             continue;
         }
-        return Error(ErrorCode::integrity, j.archive.component + " " + j.archive.version.str() +
-                                               " is installed from an archive with sha256 " +
-                                               name.substr(prefix.size()) + "..., but the manifest now "
-                                               "says " + j.archive.artifact.sha256)
-            .with_hint("a version's bytes never change upstream: check the mirror and the manifests "
-                       "before trusting this one");
+        return Error(ErrorCode::integrity,
+                     j.archive.component + " " + j.archive.version.str() +
+                         " is installed from an archive with sha256 " + name.substr(prefix.size()) +
+                         "..., but the manifest now "
+                         "says " +
+                         j.archive.artifact.sha256)
+            .with_hint(
+                "a version's bytes never change upstream: check the mirror and the manifests "
+                "before trusting this one");
     }
     return Ok{};
 }

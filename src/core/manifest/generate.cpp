@@ -326,7 +326,8 @@ Status cudnn_from_redistrib(const fs::path& ref,
         r.redistrib.push_back(red);
         auto one = CUDAENV_TRY(cudnn_release_from_redist(idx, red));
         if (one.version != r.version) {
-            return gen_error(file + " is cuDNN " + one.version.str() + ", expected " + r.version.str());
+            return gen_error(file + " is cuDNN " + one.version.str() + ", expected " +
+                             r.version.str());
         }
         if (r.release_date.empty()) {
             r.release_date = one.release_date;

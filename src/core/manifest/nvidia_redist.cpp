@@ -217,7 +217,8 @@ Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Art
     r.redistrib.push_back(redistrib);
     std::map<std::string, CudnnBuild> builds; // by CUDA label
     for (const auto& [platform, variants] : c->platforms) {
-        if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) == std::end(k_platforms)) {
+        if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) ==
+            std::end(k_platforms)) {
             continue;
         }
         for (const auto& [variant, a] : variants) {
@@ -238,7 +239,8 @@ Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Art
             auto& b = builds[label];
             b.cuda = label;
             b.cuda_major = lv->major();
-            b.platforms[platform] = Artifact{"cudnn/redist/" + a.relative_path, {}, a.sha256, a.size};
+            b.platforms[platform] =
+                Artifact{"cudnn/redist/" + a.relative_path, {}, a.sha256, a.size};
         }
     }
     if (builds.empty()) {

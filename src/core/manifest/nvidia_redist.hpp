@@ -60,6 +60,7 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
 /// A cuDNN release made from NVIDIA's cuDNN index: its "cudnn" component, one build per
 /// "cuda<major>" variant (or, for single-variant indexes such as 8.9.7.29, the major named in the
 /// archive file), for cudaenv's platforms.
-Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const struct Artifact& redistrib);
+Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx,
+                                               const struct Artifact& redistrib);
 
 } // namespace cudaenv::manifest
