@@ -21,6 +21,7 @@ namespace cudaenv::cli {
 struct Context {
     std::map<std::string, std::string> env;
     std::filesystem::path exe_path;
+    std::filesystem::path cwd;
     std::ostream* out = nullptr;
     std::ostream* err = nullptr;
 

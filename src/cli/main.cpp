@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     ctx.stderr_tty = ::isatty(2) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end();
     std::error_code ec;
     ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    ctx.cwd = std::filesystem::current_path(ec);
     ctx.out = &std::cout;
     ctx.err = &std::cerr;
     try {

@@ -27,6 +27,7 @@ void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_generate_manifests(CLI::App& app, const CommandSpec& spec, Context& ctx);
 
 } // namespace cudaenv::cli

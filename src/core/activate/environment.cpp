@@ -1,0 +1,58 @@
+#include "environment.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace cudaenv::activate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// `first` entries, then `list` without empty entries, duplicates or entries under `drop`.
+std::string
+prepend(const std::vector<std::string>& first, const std::string& list, const std::string& drop) {
+    std::vector<std::string> out = first;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        auto end = list.find(':', pos);
+        std::string item =
+            list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? list.size() + 1 : end + 1;
+        if (item.empty() || item.rfind(drop, 0) == 0) {
+            continue;
+        }
+        if (std::find(out.begin(), out.end(), item) == out.end()) {
+            out.push_back(item);
+        }
+    }
+    std::string joined;
+    for (const auto& s : out) {
+        joined += (joined.empty() ? "" : ":") + s;
+    }
+    return joined;
+}
+
+} // namespace
+
+std::map<std::string, std::string>
+version_environment(const fs::path& prefix,
+                    const fs::path& versions_dir,
+                    const std::map<std::string, std::string>& env) {
+    auto get = [&](const char* k) {
+        auto it = env.find(k);
+        return it == env.end() ? std::string() : it->second;
+    };
+    std::string drop = versions_dir.string() + "/";
+    std::vector<std::string> libs{(prefix / "lib64").string()};
+    std::error_code ec;
+    if (fs::is_directory(prefix / "extras" / "CUPTI" / "lib64", ec)) {
+        libs.push_back((prefix / "extras" / "CUPTI" / "lib64").string());
+    }
+    return {{"CUDA_HOME", prefix.string()},
+            {"CUDA_PATH", prefix.string()},
+            {"PATH", prepend({(prefix / "bin").string()}, get("PATH"), drop)},
+            {"LD_LIBRARY_PATH", prepend(libs, get("LD_LIBRARY_PATH"), drop)}};
+}
+
+} // namespace cudaenv::activate

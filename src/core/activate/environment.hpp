@@ -1,0 +1,19 @@
+// The environment a process gets for a version: CUDA_HOME and CUDA_PATH, the version's bin/ first
+// on PATH, and its lib64/ (and CUPTI's folder, when there) first on LD_LIBRARY_PATH. Entries of
+// other cudaenv versions are dropped so two versions never mix in one process.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace cudaenv::activate {
+
+/// The variables to set (not the whole environment): CUDA_HOME, CUDA_PATH, PATH,
+/// LD_LIBRARY_PATH. `versions_dir` is <root>/versions, whose other entries are dropped.
+std::map<std::string, std::string>
+version_environment(const std::filesystem::path& prefix,
+                    const std::filesystem::path& versions_dir,
+                    const std::map<std::string, std::string>& env);
+
+} // namespace cudaenv::activate

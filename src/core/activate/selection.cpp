@@ -1,0 +1,294 @@
+#include "selection.hpp"
+
+#include "../fs.hpp"
+#include "../install/install.hpp"
+#include "../resolve/resolve.hpp"
+#include "../spec.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::activate {
+
+namespace fs = std::filesystem;
+
+std::string Selection::origin_text() const {
+    switch (origin) {
+    case Origin::environment:
+        return "CUDAENV_VERSION";
+    case Origin::file:
+        return source.string();
+    case Origin::global:
+        return source.string() + " (global)";
+    case Origin::system:
+        return "system";
+    }
+    return "system";
+}
+
+std::optional<fs::path> find_version_file(const fs::path& dir) {
+    std::error_code ec;
+    for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
+        fs::path f = d / k_version_file;
+        if (fs::is_regular_file(f, ec)) {
+            return f;
+        }
+        if (d == d.root_path()) {
+            break;
+        }
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+std::string trim(std::string s) {
+    auto not_space = [](unsigned char c) { return !std::isspace(c); };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+    return s;
+}
+
+/// The first non-empty, non-comment line of a version file.
+std::string first_word(const std::string& text) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto end = text.find('\n', pos);
+        std::string line =
+            trim(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+        if (!line.empty() && line[0] != '#') {
+            return line.substr(0, line.find_first_of(" \t"));
+        }
+        if (end == std::string::npos) {
+            break;
+        }
+        pos = end + 1;
+    }
+    return {};
+}
+
+std::vector<std::string> names_of(const manifest::Catalog& c) {
+    std::vector<std::string> names;
+    for (const auto& f : c.frameworks) {
+        names.push_back(f.name);
+        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    }
+    return names;
+}
+
+} // namespace
+
+Result<std::string> match_installed(const store::Root& root,
+                                    const manifest::Catalog& catalog,
+                                    const std::string& written) {
+    auto installed = install::list_installed(root);
+    for (const auto& v : installed) {
+        if (v.name == written) {
+            return v.name;
+        }
+    }
+    auto not_installed = Error(ErrorCode::not_found, "version '" + written + "' is not installed")
+                             .with_hint("cudaenv install " + written);
+    auto spec = parse_spec(written, names_of(catalog));
+    if (!spec) {
+        return not_installed;
+    }
+    auto res = resolve(catalog, *spec, ResolveOptions{});
+    if (!res) {
+        return not_installed;
+    }
+    // The resolved version itself, else the newest installed one with the same CUDA (and the
+    // same cuDNN when the SPEC names one): `11.8` matches an installed 11.8.0+cudnn8.6.0.163.
+    std::optional<std::string> pick;
+    for (const auto& v : installed) {
+        if (v.name == res->version_name()) {
+            return v.name;
+        }
+        if (v.cuda != res->cuda->version.str()) {
+            continue;
+        }
+        if (res->cudnn && v.cudnn != res->cudnn->version.str()) {
+            continue;
+        }
+        pick = v.name; // installed is sorted: the last match is the newest
+    }
+    if (pick) {
+        return *pick;
+    }
+    return not_installed;
+}
+
+Result<Selection> select(const store::Root& root,
+                         const manifest::Catalog& catalog,
+                         const std::map<std::string, std::string>& env,
+                         const fs::path& cwd) {
+    Selection s;
+    if (auto it = env.find("CUDAENV_VERSION"); it != env.end() && !trim(it->second).empty()) {
+        s.origin = Selection::Origin::environment;
+        s.written = trim(it->second);
+    } else if (auto file = find_version_file(cwd)) {
+        auto text = read_text_file(*file);
+        if (!text) {
+            return std::move(text).error();
+        }
+        s.written = first_word(*text);
+        s.origin = Selection::Origin::file;
+        s.source = *file;
+        if (s.written.empty()) {
+            return Error(ErrorCode::usage, "'" + file->string() + "' names no version")
+                .with_hint("cudaenv use SPEC rewrites it, or delete it");
+        }
+    } else if (auto global = store::global_version(root)) {
+        s.origin = Selection::Origin::global;
+        s.written = *global;
+        s.source = root.state_file();
+    } else {
+        return s; // system
+    }
+    if (s.written == "system") {
+        return s;
+    }
+    auto v = match_installed(root, catalog, s.written);
+    if (!v) {
+        Error e = v.error();
+        e.message += " (set by " + s.origin_text() + ")";
+        return e;
+    }
+    s.version = *v;
+    return s;
+}
+
+std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* line_out) {
+    std::size_t line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        auto end = text.find('\n', pos);
+        std::string_view line =
+            text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
+        pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
+        ++line_no;
+        line = line.substr(0, line.find('#'));
+        for (std::size_t at = line.find("tensorflow"); at != std::string_view::npos;
+             at = line.find("tensorflow", at + 1)) {
+            if (at > 0) {
+                char before = line[at - 1];
+                if (std::isalnum(static_cast<unsigned char>(before)) || before == '_' ||
+                    before == '.') {
+                    continue;
+                }
+            }
+            std::size_t i = at + 10;
+            for (std::string_view suffix : {"-gpu", "_gpu"}) {
+                if (line.substr(i, suffix.size()) == suffix) {
+                    i += suffix.size();
+                }
+            }
+            if (i < line.size() && line[i] == '[') {
+                auto close = line.find(']', i);
+                if (close == std::string_view::npos) {
+                    continue;
+                }
+                i = close + 1;
+            }
+            if (i < line.size() &&
+                (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '-')) {
+                continue; // tensorflow-cpu, tensorflow-hub, tensorflow_datasets...
+            }
+            auto skip = [&](std::string_view chars) {
+                while (i < line.size() && chars.find(line[i]) != std::string_view::npos) {
+                    ++i;
+                }
+            };
+            skip(" \t\"':");
+            if (line.substr(i, 2) == "==" || line.substr(i, 2) == "~=") {
+                i += 2;
+            } else if (i < line.size() && line[i] == '=') {
+                ++i; // conda "tensorflow=2.13", or Pipfile/TOML "tensorflow = \"==2.13\""
+                skip(" \t\"'");
+                if (line.substr(i, 2) == "==" || line.substr(i, 2) == "~=") {
+                    i += 2;
+                }
+            } else {
+                continue; // >=, <, no version: not a pin
+            }
+            skip(" \t\"'");
+            std::size_t start = i;
+            while (i < line.size() &&
+                   (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == '.')) {
+                ++i;
+            }
+            std::string_view ver = line.substr(start, i - start);
+            while (!ver.empty() && ver.back() == '.') {
+                ver.remove_suffix(1);
+            }
+            if (auto v = Version::try_parse(ver); v && v->size() >= 2) {
+                if (line_out) {
+                    *line_out = line_no;
+                }
+                return v;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
+                                          const std::optional<std::string>& version_file_text,
+                                          const fs::path& project_dir,
+                                          const std::map<std::string, std::string>& env) {
+    if (version_file_text) {
+        auto spec = parse_spec(*version_file_text, names_of(catalog));
+        if (spec && spec->kind == Spec::Kind::framework) {
+            if (const auto* fw = catalog.framework(spec->framework)) {
+                return FrameworkPin{fw->name, *spec->framework_version, k_version_file};
+            }
+        }
+    }
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(project_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string n = it->path().filename().string();
+        bool req = n.rfind("requirements", 0) == 0 && it->path().extension() == ".txt";
+        if (req || n == "pyproject.toml" || n == "Pipfile" || n == "environment.yml" ||
+            n == "environment.yaml") {
+            files.push_back(it->path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        auto text = read_text_file(f);
+        std::size_t line = 0;
+        if (text) {
+            if (auto v = parse_tensorflow_pin(*text, &line)) {
+                return FrameworkPin{"tensorflow", *v, f.string() + ":" + std::to_string(line)};
+            }
+        }
+    }
+    for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+        auto it = env.find(var);
+        if (it == env.end() || it->second.empty()) {
+            continue;
+        }
+        fs::path lib = fs::path(it->second) / "lib";
+        for (fs::directory_iterator py(lib, ec), end; !ec && py != end; py.increment(ec)) {
+            if (py->path().filename().string().rfind("python", 0) != 0) {
+                continue;
+            }
+            fs::path site = py->path() / "site-packages";
+            std::error_code ec2;
+            for (fs::directory_iterator d(site, ec2), dend; !ec2 && d != dend; d.increment(ec2)) {
+                std::string n = d->path().filename().string();
+                for (std::string_view prefix : {"tensorflow-", "tensorflow_gpu-"}) {
+                    if (n.rfind(prefix, 0) == 0 && d->path().extension() == ".dist-info") {
+                        std::string ver = n.substr(prefix.size(), n.size() - prefix.size() - 10);
+                        if (auto v = Version::try_parse(ver)) {
+                            return FrameworkPin{"tensorflow", *v, d->path().string()};
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace cudaenv::activate

@@ -1,0 +1,64 @@
+// Which version a process uses (design.md §2.3): CUDAENV_VERSION, else the nearest
+// .cuda-version in the directory or a parent, else the global choice (state.json), else the
+// system's own CUDA. And which framework the project runs, so that incompatible choices can be
+// refused: a .cuda-version naming one (tf-2.13), else a pin in the project's requirement files,
+// else the tensorflow installed in the active Python environment.
+#pragma once
+
+#include "../error.hpp"
+#include "../manifest/model.hpp"
+#include "../store/root.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace cudaenv::activate {
+
+inline constexpr const char* k_version_file = ".cuda-version";
+
+struct Selection {
+    enum class Origin { environment, file, global, system };
+    Origin origin = Origin::system;
+    std::string written;                ///< as CUDAENV_VERSION, the file or state.json says it
+    std::filesystem::path source;       ///< the .cuda-version or state.json it came from
+    std::optional<std::string> version; ///< the installed version; none for system
+
+    /// "CUDAENV_VERSION", "/path/.cuda-version", "/root/state.json (global)", "system"
+    std::string origin_text() const;
+};
+
+/// The nearest .cuda-version from `dir` upwards, if any.
+std::optional<std::filesystem::path> find_version_file(const std::filesystem::path& dir);
+
+/// Maps what a user wrote (an installed version's name, or a SPEC) to an installed version.
+/// not_found (exit 9) says it is not installed and how to install it.
+Result<std::string> match_installed(const store::Root& root,
+                                    const manifest::Catalog& catalog,
+                                    const std::string& written);
+
+/// The selection for a process with `env` in directory `cwd`.
+Result<Selection> select(const store::Root& root,
+                         const manifest::Catalog& catalog,
+                         const std::map<std::string, std::string>& env,
+                         const std::filesystem::path& cwd);
+
+struct FrameworkPin {
+    std::string framework; ///< "tensorflow"
+    Version version;
+    std::string source; ///< where it was found ("requirements.txt:3", ".../dist-info")
+};
+
+/// The framework a project runs, found as the header says. `project_dir` is where requirement
+/// files are looked for (the .cuda-version's folder, or the working directory).
+std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
+                                          const std::optional<std::string>& version_file_text,
+                                          const std::filesystem::path& project_dir,
+                                          const std::map<std::string, std::string>& env);
+
+/// Finds a tensorflow pin in one requirement-file text ("tensorflow==2.13.1",
+/// "tensorflow[and-cuda]~=2.15", "tensorflow-gpu = \"==2.10\"", "- tensorflow=2.13").
+std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* line_out = nullptr);
+
+} // namespace cudaenv::activate
