@@ -1,6 +1,7 @@
 // cudaenv version | use SPEC | prefix [SPEC] | which TOOL | exec -- CMD... | env [--shell S]
 #include "../context.hpp"
 #include "core/activate/environment.hpp"
+#include "core/activate/machine.hpp"
 #include "core/activate/selection.hpp"
 #include "core/fs.hpp"
 #include "core/install/install.hpp"
@@ -51,6 +52,43 @@ std::string shell_quote(const std::string& v) {
         out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     }
     return out + "'";
+}
+
+/// The project's framework (the SPEC itself when it names one, else the project's files or the
+/// active Python environment) must be able to use `version`; the error when it cannot.
+std::optional<Error> check_project_framework(Context& ctx,
+                                             const manifest::Catalog& cat,
+                                             const std::string& version,
+                                             const std::string& spec,
+                                             bool force) {
+    auto pin = activate::framework_pin(cat, spec, ctx.cwd, ctx.env);
+    if (!pin || force) {
+        return std::nullopt;
+    }
+    const auto* fw = cat.framework(pin->framework);
+    const auto* row = fw ? fw->find(pin->version) : nullptr;
+    auto installed = install::list_installed(ctx.root());
+    auto it = std::find_if(
+        installed.begin(), installed.end(), [&](const auto& v) { return v.name == version; });
+    if (!row || it == installed.end()) {
+        return std::nullopt;
+    }
+    auto cuda = Version::try_parse(it->cuda);
+    std::optional<Version> cudnn;
+    if (!it->cudnn.empty()) {
+        cudnn = Version::try_parse(it->cudnn);
+    }
+    if (!cuda) {
+        return std::nullopt;
+    }
+    auto ok = check_framework_compat(*fw, *row, *cuda, cudnn);
+    if (ok) {
+        return std::nullopt;
+    }
+    Error e = ok.error();
+    e.message = "refusing " + version + " for this project: " + e.message + " (" + pin->framework +
+                " " + pin->version.str() + " from " + pin->source + ")";
+    return std::move(e).with_hint("pass --force to use it anyway");
 }
 
 int run_version(Context& ctx) {
@@ -109,32 +147,8 @@ int run_use(const UseCli& o, Context& ctx) {
     if (!version) {
         return report_error(ctx, version.error(), "use");
     }
-    // The project's framework: the SPEC itself when it names one, else the project's files.
-    auto pin = activate::framework_pin(**cat, o.spec, ctx.cwd, ctx.env);
-    if (pin && !o.force) {
-        const auto* fw = (*cat)->framework(pin->framework);
-        const auto* row = fw ? fw->find(pin->version) : nullptr;
-        auto installed = install::list_installed(root);
-        auto it = std::find_if(
-            installed.begin(), installed.end(), [&](const auto& v) { return v.name == *version; });
-        if (row && it != installed.end()) {
-            auto cuda = Version::parse(it->cuda);
-            std::optional<Version> cudnn;
-            if (!it->cudnn.empty()) {
-                cudnn = Version::try_parse(it->cudnn);
-            }
-            if (cuda) {
-                auto ok = check_framework_compat(*fw, *row, *cuda, cudnn);
-                if (!ok) {
-                    Error e = ok.error();
-                    e.message = "refusing " + *version + " for this project: " + e.message + " (" +
-                                pin->framework + " " + pin->version.str() + " from " + pin->source +
-                                ")";
-                    return report_error(
-                        ctx, std::move(e).with_hint("pass --force to use it anyway"), "use");
-                }
-            }
-        }
+    if (auto refused = check_project_framework(ctx, **cat, *version, o.spec, o.force)) {
+        return report_error(ctx, *refused, "use");
     }
     auto file = ctx.cwd / activate::k_version_file;
     std::string content = o.spec + "\n";
@@ -272,6 +286,94 @@ int run_env(const std::string& shell, const std::string& spec, Context& ctx) {
     return 0;
 }
 
+activate::Machine machine(const Context& ctx) {
+    activate::Machine m;
+    m.sysroot = ctx.getenv("CUDAENV_SYSROOT").value_or("/");
+    if (m.sysroot.empty()) {
+        m.sysroot = "/";
+    }
+    m.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
+    return m;
+}
+
+struct GlobalCli {
+    std::string spec;
+    bool force = false;
+    bool dry_run = false;
+};
+
+int report_switch(Context& ctx,
+                  const char* command,
+                  const activate::SwitchOutcome& out,
+                  const activate::Machine& m,
+                  bool dry_run) {
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", command},
+                   {"ok", true},
+                   {"changed", out.changed},
+                   {"dry_run", dry_run},
+                   {"version", out.version},
+                   {"previous", out.previous},
+                   {"ldconfig_ran", out.ldconfig_ran},
+                   {"link", m.link().string()},
+                   {"ld_conf", m.conf().string()}});
+    } else if (!out.changed) {
+        *ctx.out << out.version << " is already the global version\n";
+    } else {
+        *ctx.out << (dry_run ? "would switch " : "switched ") << m.link().string() << " from "
+                 << out.previous << " to " << out.version << "\n";
+    }
+    return 0;
+}
+
+int run_global(const GlobalCli& o, Context& ctx) {
+    auto root = ctx.root();
+    auto m = machine(ctx);
+    if (o.spec.empty()) {
+        auto g = store::global_version(root);
+        if (ctx.json) {
+            emit_json(ctx,
+                      {{"command", "global"}, {"ok", true}, {"version", g.value_or("system")}});
+        } else {
+            *ctx.out << g.value_or("system") << "\n";
+        }
+        return 0;
+    }
+    auto cat = ctx.catalog();
+    if (!cat) {
+        return report_error(ctx, cat.error(), "global");
+    }
+    auto version = activate::match_installed(root, **cat, o.spec);
+    if (!version) {
+        return report_error(ctx, version.error(), "global");
+    }
+    if (auto refused = check_project_framework(ctx, **cat, *version, o.spec, o.force)) {
+        return report_error(ctx, *refused, "global");
+    }
+    activate::SwitchOptions so;
+    so.force = o.force;
+    so.dry_run = o.dry_run;
+    so.lock_timeout = ctx.lock_timeout();
+    auto out = activate::switch_global(root, m, *version, so);
+    if (!out) {
+        return report_error(ctx, out.error(), "global");
+    }
+    return report_switch(ctx, "global", *out, m, o.dry_run);
+}
+
+int run_rollback(bool dry_run, Context& ctx) {
+    auto m = machine(ctx);
+    activate::SwitchOptions so;
+    so.dry_run = dry_run;
+    so.lock_timeout = ctx.lock_timeout();
+    auto out = activate::rollback(ctx.root(), m, so);
+    if (!out) {
+        return report_error(ctx, out.error(), "rollback");
+    }
+    return report_switch(ctx, "rollback", *out, m, dry_run);
+}
+
 } // namespace
 
 void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx) {
@@ -312,6 +414,20 @@ void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx) {
             }
             ctx.exit_code = run_exec(all, ctx);
         });
+    } else if (name == "global") {
+        auto o = std::make_shared<GlobalCli>();
+        sub->footer(
+            "Examples:\n  cudaenv global                 the machine's version\n"
+            "  cudaenv global tf-2.13         repoint /usr/local/cuda, ld.so.conf.d, ldconfig\n"
+            "  CUDAENV_SYSROOT=/mnt/image cudaenv global 12.4 --dry-run\n");
+        sub->add_option("spec", o->spec, "an installed version or a SPEC");
+        sub->add_flag("--force", o->force, "replace a link or directory cudaenv does not own");
+        sub->add_flag("--dry-run", o->dry_run, "say what would change; change nothing");
+        sub->callback([o, &ctx] { ctx.exit_code = run_global(*o, ctx); });
+    } else if (name == "rollback") {
+        auto dry = std::make_shared<bool>(false);
+        sub->add_flag("--dry-run", *dry, "say what would change; change nothing");
+        sub->callback([dry, &ctx] { ctx.exit_code = run_rollback(*dry, ctx); });
     } else if (name == "env") {
         auto shell = std::make_shared<std::string>("bash");
         auto s = std::make_shared<std::string>();

@@ -1,0 +1,508 @@
+#include "machine.hpp"
+
+#include "../failpoint.hpp"
+#include "../fs.hpp"
+#include "../store/lock.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+#include <thread>
+
+extern char** environ;
+
+namespace cudaenv::activate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Machine::inside(const fs::path& p) const {
+    if (sysroot == "/" || sysroot.empty()) {
+        return p.string();
+    }
+    auto rel = p.lexically_relative(sysroot);
+    if (rel.empty() || *rel.begin() == "..") {
+        return p.string();
+    }
+    return "/" + rel.string();
+}
+
+std::string LinkState::describe() const {
+    switch (kind) {
+    case Kind::absent:
+        return "absent";
+    case Kind::ours:
+        return "a cudaenv link to " + target;
+    case Kind::foreign_link:
+        return "a link cudaenv does not own (to " + target + ")";
+    case Kind::alternatives:
+        return "managed by update-alternatives (" + target + ")";
+    case Kind::directory:
+        return "a real directory (a runfile or manual install)";
+    case Kind::other:
+        return "a file that is neither a link nor a directory";
+    }
+    return "unknown";
+}
+
+LinkState read_link_state(const Machine& m, const store::Root& root) {
+    LinkState s;
+
+    struct stat st {};
+
+    if (::lstat(m.link().c_str(), &st) != 0) {
+        return s;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        std::error_code ec;
+        s.target = fs::read_symlink(m.link(), ec).string();
+        std::string ours = m.inside(root.versions()) + "/";
+        if (s.target.rfind("/etc/alternatives", 0) == 0) {
+            s.kind = LinkState::Kind::alternatives;
+        } else if (s.target.rfind(ours, 0) == 0) {
+            s.kind = LinkState::Kind::ours;
+        } else {
+            s.kind = LinkState::Kind::foreign_link;
+        }
+    } else if (S_ISDIR(st.st_mode)) {
+        s.kind = LinkState::Kind::directory;
+    } else {
+        s.kind = LinkState::Kind::other;
+    }
+    return s;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto end = text.find('\n', pos);
+        std::string_view line =
+            text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
+        pos = end == std::string_view::npos ? text.size() : end + 1;
+        auto arrow = line.find(" => ");
+        if (arrow == std::string_view::npos) {
+            continue;
+        }
+        auto start = line.find_first_not_of(" \t");
+        auto name_end = line.find(' ', start);
+        if (start == std::string_view::npos || name_end == std::string_view::npos) {
+            continue;
+        }
+        std::string name(line.substr(start, name_end - start));
+        std::string path(line.substr(arrow + 4));
+        bool seen = false;
+        for (const auto& e : out) {
+            seen = seen || e.first == name;
+        }
+        if (!seen) {
+            out.emplace_back(name, path);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+fs::path ldconfig_path(const Machine& m) {
+    if (!m.ldconfig.empty()) {
+        return m.ldconfig;
+    }
+    for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
+        if (::access(p, X_OK) == 0) {
+            return p;
+        }
+    }
+    return "/sbin/ldconfig";
+}
+
+struct Ran {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs ldconfig (with -r for a sysroot) with a timeout, capturing its output.
+Result<Ran> run_ldconfig(const Machine& m, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{ldconfig_path(m).string()};
+    if (!(m.sysroot == "/" || m.sysroot.empty())) {
+        args.push_back("-r");
+        args.push_back(m.sysroot.string());
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(out[1]);
+    ::close(err[1]);
+    Ran r;
+    if (rc != 0) {
+        ::close(out[0]);
+        ::close(err[0]);
+        return Error(ErrorCode::filesystem, "cannot run '" + args[0] + "': " + errno_text(rc));
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open_fds = 2;
+    char buf[4096];
+    while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
+        if (::poll(fds, 2, 200) < 0 && errno != EINTR) {
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP))) {
+                ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+                if (n <= 0) {
+                    ::close(fds[i].fd);
+                    fds[i].fd = -1;
+                    --open_fds;
+                } else {
+                    (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+                }
+            }
+        }
+    }
+    for (auto& f : fds) {
+        if (f.fd >= 0) {
+            ::close(f.fd);
+        }
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        return Error(ErrorCode::filesystem, "'" + args[0] + "' did not finish within 120 s");
+    }
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status)
+                                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return r;
+}
+
+/// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
+/// symlinks the way the machine would: an absolute target restarts at the sysroot.
+fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
+    std::vector<std::string> todo;
+    for (const auto& part : inside.relative_path()) {
+        todo.push_back(part.string());
+    }
+    std::reverse(todo.begin(), todo.end());
+    fs::path cur = sysroot;
+    int hops = 0;
+    while (!todo.empty()) {
+        std::string part = todo.back();
+        todo.pop_back();
+        if (part.empty() || part == ".") {
+            continue;
+        }
+        if (part == "..") {
+            if (cur != sysroot) {
+                cur = cur.parent_path();
+            }
+            continue;
+        }
+        fs::path next = cur / part;
+        std::error_code ec;
+        if (fs::is_symlink(fs::symlink_status(next, ec)) && ++hops < 40) {
+            fs::path target = fs::read_symlink(next, ec);
+            std::vector<std::string> parts;
+            for (const auto& t : target.relative_path()) {
+                parts.push_back(t.string());
+            }
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+                todo.push_back(*it);
+            }
+            if (target.is_absolute()) {
+                cur = sysroot;
+            }
+            continue;
+        }
+        cur = next;
+    }
+    return cur;
+}
+
+Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool has_cudnn) {
+    auto ran = CUDAENV_TRY(run_ldconfig(m, {}));
+    if (ran.status != 0) {
+        std::string why = ran.err.substr(0, ran.err.find('\n'));
+        return Error(ErrorCode::filesystem,
+                     "ldconfig failed (exit " + std::to_string(ran.status) + ")" +
+                         (why.empty() ? "" : ": " + why));
+    }
+    auto cache = CUDAENV_TRY(run_ldconfig(m, {"-p"}));
+    fs::path want = resolve_in_sysroot(m.sysroot, m.inside(version_dir));
+    std::vector<std::string> libs{"libcudart.so."};
+    if (has_cudnn) {
+        libs.push_back("libcudnn.so.");
+    }
+    for (const auto& lib : libs) {
+        bool found = false;
+        std::string first;
+        for (const auto& [name, path] : parse_ldconfig_cache(cache.out)) {
+            if (name.rfind(lib, 0) != 0) {
+                continue;
+            }
+            fs::path real = resolve_in_sysroot(m.sysroot, path);
+            if (first.empty()) {
+                first = path;
+            }
+            auto rel = real.lexically_relative(want);
+            if (!rel.empty() && *rel.begin() != "..") {
+                found = true;
+                break;
+            }
+        }
+        if (!found) {
+            return Error(
+                ErrorCode::filesystem,
+                "after ldconfig, " + lib + "* does not resolve into " + version_dir.string() +
+                    (first.empty() ? " (not in the cache)" : " (the cache has " + first + ")"));
+        }
+    }
+    return Ok{};
+}
+
+json read_state(const store::Root& root) {
+    auto text = read_text_file(root.state_file());
+    if (!text) {
+        return json::object();
+    }
+    auto j = json::parse(*text, nullptr, false);
+    return j.is_object() ? j : json::object();
+}
+
+Status write_state(const store::Root& root, json state) {
+    state["schema"] = "cudaenv.state/1";
+    return write_file_atomic(root.state_file(), state.dump(2) + "\n");
+}
+
+std::string random_suffix() {
+    std::random_device rd;
+    return std::to_string(rd());
+}
+
+/// Points the link at `target` in one rename (or removes it for an empty target).
+Status set_link(const Machine& m, const std::string& target) {
+    fs::path link = m.link();
+    std::error_code ec;
+    fs::create_directories(link.parent_path(), ec);
+    if (target.empty()) {
+        if (::unlink(link.c_str()) != 0 && errno != ENOENT) {
+            return Error(ErrorCode::filesystem,
+                         "cannot remove '" + link.string() + "': " + errno_text(errno));
+        }
+    } else {
+        fs::path tmp = link.parent_path() / (".cuda.cudaenv-" + random_suffix());
+        if (::symlink(target.c_str(), tmp.c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot create '" + tmp.string() + "': " + errno_text(errno));
+        }
+        failpoint::hit("switch-after-tmplink");
+        if (::rename(tmp.c_str(), link.c_str()) != 0) {
+            int err = errno;
+            ::unlink(tmp.c_str());
+            return Error(ErrorCode::filesystem,
+                         "cannot switch '" + link.string() + "': " + errno_text(err));
+        }
+    }
+    return store::sync_dir(link.parent_path());
+}
+
+Status set_conf(const Machine& m, const std::optional<std::string>& content) {
+    std::error_code ec;
+    if (!content) {
+        fs::remove(m.conf(), ec);
+        return Ok{};
+    }
+    fs::create_directories(m.conf().parent_path(), ec);
+    return write_file_atomic(m.conf(), *content, 0644);
+}
+
+/// Temporary links a killed switch left next to the link (never the link itself).
+void sweep_link_dir(const Machine& m) {
+    std::error_code ec;
+    for (fs::directory_iterator it(m.link().parent_path(), ec), end; !ec && it != end;
+         it.increment(ec)) {
+        if (it->path().filename().string().rfind(".cuda.cudaenv-", 0) == 0) {
+            fs::remove(it->path(), ec);
+        }
+    }
+}
+
+json link_json(const LinkState& s) {
+    static const char* names[] = {
+        "absent", "ours", "foreign_link", "alternatives", "directory", "other"};
+    return {{"kind", names[static_cast<int>(s.kind)]}, {"target", s.target}};
+}
+
+/// Puts link and conf back as `prev` (from the journal) describes them, then runs ldconfig.
+void restore(const Machine& m, const json& prev) {
+    const auto& link = prev.value("link", json::object());
+    std::string kind = link.value("kind", "absent");
+    if (kind == "directory" && prev.contains("moved_to")) {
+        ::unlink(m.link().c_str());
+        ::rename(prev["moved_to"].get<std::string>().c_str(), m.link().c_str());
+    } else if (kind == "absent") {
+        (void)set_link(m, "");
+    } else if (kind != "directory" && kind != "other") {
+        (void)set_link(m, link.value("target", ""));
+    }
+    if (prev.contains("conf") && prev["conf"].is_string()) {
+        (void)set_conf(m, prev["conf"].get<std::string>());
+    } else {
+        (void)set_conf(m, std::nullopt);
+    }
+    (void)run_ldconfig(m, {});
+}
+
+} // namespace
+
+Result<SwitchOutcome> switch_global(const store::Root& root,
+                                    const Machine& m,
+                                    const std::string& version,
+                                    const SwitchOptions& o) {
+    SwitchOutcome out;
+    out.version = version;
+    fs::path vdir = root.versions() / version;
+    std::error_code ec;
+    if (!fs::exists(vdir / store::k_version_record, ec)) {
+        return Error(ErrorCode::conflict,
+                     "version '" + version + "' is not installed (or incomplete)")
+            .with_hint("cudaenv install " + version);
+    }
+    auto state = read_state(root);
+    out.previous = state.value("global", "system");
+    std::string target = m.inside(vdir);
+    std::string conf_content = m.inside(m.link()) + "/lib64\n";
+    auto cur = read_link_state(m, root);
+    auto conf_now = read_text_file(m.conf());
+    if (cur.kind == LinkState::Kind::ours && cur.target == target && conf_now &&
+        *conf_now == conf_content && out.previous == version && !state.contains("pending")) {
+        return out; // already so: nothing written, no ldconfig
+    }
+    bool foreign = cur.kind != LinkState::Kind::absent && cur.kind != LinkState::Kind::ours;
+    if (foreign && !o.force) {
+        return Error(ErrorCode::conflict,
+                     "'" + m.link().string() + "' is " + cur.describe() +
+                         "; cudaenv will not replace it")
+            .with_hint(
+                "pass --force to replace it (what is there now is recorded, and `cudaenv rollback` "
+                "puts it back)");
+    }
+    if (cur.kind == LinkState::Kind::other && o.force) {
+        return Error(ErrorCode::conflict,
+                     "'" + m.link().string() + "' is " + cur.describe() + "; move it away by hand");
+    }
+    out.changed = true;
+    if (o.dry_run) {
+        return out;
+    }
+    CUDAENV_TRY(root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    sweep_link_dir(m);
+    json prev{{"global", out.previous}, {"link", link_json(cur)}};
+    prev["conf"] = conf_now ? json(*conf_now) : json();
+    if (cur.kind == LinkState::Kind::directory) {
+        fs::path moved = m.link();
+        moved += ".cudaenv-moved-" + random_suffix();
+        if (::rename(m.link().c_str(), moved.c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot move '" + m.link().string() + "' aside: " + errno_text(errno));
+        }
+        prev["moved_to"] = moved.string();
+    }
+    // The journal first: an interrupted switch is finished or rolled back from it.
+    if (!state.contains("pending")) {
+        state["previous"] = prev;
+    }
+    state["pending"] = version;
+    CUDAENV_TRY(write_state(root, state));
+    auto undo = [&](Error e) -> Error {
+        restore(m, state["previous"]);
+        state.erase("pending");
+        (void)write_state(root, state);
+        return e;
+    };
+    if (auto st = set_link(m, target); !st) {
+        return undo(std::move(st).error());
+    }
+    failpoint::hit("switch-after-rename");
+    if (auto st = set_conf(m, conf_content); !st) {
+        return undo(std::move(st).error());
+    }
+    auto rec = read_text_file(vdir / store::k_version_record);
+    bool has_cudnn = false;
+    if (rec) {
+        auto j = json::parse(*rec, nullptr, false);
+        has_cudnn = j.is_object() && !j.value("cudnn", std::string()).empty();
+    }
+    out.ldconfig_ran = true;
+    if (auto st = ldconfig_and_verify(m, vdir, has_cudnn); !st) {
+        return undo(std::move(st).error().with_context("switching to " + version +
+                                                       " (put back as it was)"));
+    }
+    state["global"] = version;
+    state.erase("pending");
+    CUDAENV_TRY(write_state(root, state));
+    return out;
+}
+
+Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o) {
+    auto state = read_state(root);
+    if (!state.contains("previous")) {
+        return Error(ErrorCode::not_found,
+                     "nothing to roll back: no switch was recorded in '" +
+                         root.state_file().string() + "'");
+    }
+    SwitchOutcome out;
+    json prev = state["previous"];
+    out.previous = state.value("global", "system");
+    out.version = prev.value("global", "system");
+    out.changed = true;
+    if (o.dry_run) {
+        return out;
+    }
+    CUDAENV_TRY(root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    sweep_link_dir(m);
+    auto cur = read_link_state(m, root);
+    auto conf_now = read_text_file(m.conf());
+    json now{{"global", out.previous}, {"link", link_json(cur)}};
+    now["conf"] = conf_now ? json(*conf_now) : json();
+    restore(m, prev);
+    out.ldconfig_ran = true;
+    if (out.version == "system") {
+        state.erase("global");
+    } else {
+        state["global"] = out.version;
+    }
+    state["previous"] = now;
+    state.erase("pending");
+    CUDAENV_TRY(write_state(root, state));
+    return out;
+}
+
+} // namespace cudaenv::activate

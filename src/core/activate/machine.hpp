@@ -1,0 +1,70 @@
+// The machine's selection (design.md §3.2, reliability.md R5, R7, R8): <sysroot>/usr/local/cuda
+// repointed by a temporary symlink renamed over it, exactly one file of ours in
+// <sysroot>/etc/ld.so.conf.d, ldconfig run under the lock and its cache checked, and a journal
+// (state.json) that keeps the previous state for `rollback` and for finishing a switch that was
+// interrupted. Every step that fails after the link moved puts the link and the conf file back.
+#pragma once
+
+#include "../error.hpp"
+#include "../store/root.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudaenv::activate {
+
+inline constexpr const char* k_ld_conf_name = "000-cudaenv.conf";
+
+struct Machine {
+    std::filesystem::path sysroot = "/";
+    std::filesystem::path ldconfig; ///< absolute; empty: /sbin/ldconfig or /usr/sbin/ldconfig
+
+    std::filesystem::path link() const { return sysroot / "usr/local/cuda"; }
+
+    std::filesystem::path conf() const { return sysroot / "etc/ld.so.conf.d" / k_ld_conf_name; }
+
+    /// A path inside the sysroot as the machine sees it ("/opt/x" for <sysroot>/opt/x).
+    std::string inside(const std::filesystem::path& p) const;
+};
+
+/// What is at <sysroot>/usr/local/cuda.
+struct LinkState {
+    enum class Kind { absent, ours, foreign_link, alternatives, directory, other };
+    Kind kind = Kind::absent;
+    std::string target; ///< for links
+    std::string describe() const;
+};
+
+LinkState read_link_state(const Machine& m, const store::Root& root);
+
+struct SwitchOptions {
+    bool force = false;
+    bool dry_run = false;
+    std::chrono::milliseconds lock_timeout{std::chrono::seconds(600)};
+};
+
+struct SwitchOutcome {
+    bool changed = false;
+    std::string version;
+    std::string previous; ///< previous global ("system" when none)
+    bool ldconfig_ran = false;
+};
+
+/// Makes `version` (installed) the machine's CUDA. conflict (7) for a link cudaenv does not own
+/// without --force; filesystem (6) when ldconfig fails or its cache does not resolve libcudart
+/// (and libcudnn) into the version, after putting everything back.
+Result<SwitchOutcome> switch_global(const store::Root& root,
+                                    const Machine& m,
+                                    const std::string& version,
+                                    const SwitchOptions& o);
+
+/// Returns the machine to the state before the last switch (link, conf file, global choice).
+Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o);
+
+/// Parses `ldconfig -p` output: SONAME -> path, first entry per SONAME.
+std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::string_view text);
+
+} // namespace cudaenv::activate

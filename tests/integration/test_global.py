@@ -1,0 +1,188 @@
+"""global and rollback against a private sysroot with real ldconfig (-r), and the same switch
+seen by the real loader inside a private mount namespace (reliability.md S and L rows, F10, F11)."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from conftest import EXE, assert_one_line_error
+
+TF213 = "11.8.0+cudnn8.6.0.163"
+TF216 = "12.4.1+cudnn9.1.1.17"
+LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+
+
+@pytest.fixture
+def machine(inst, tmp_path):
+    """A sysroot with its own /etc/ld.so.conf; the cudaenv root lives inside it (as /opt/cudaenv)."""
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root")
+    s = tmp_path / "sysroot"
+    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (s / "usr" / "local").mkdir(parents=True)
+    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    inst.root = s / "opt" / "cudaenv"
+    inst.env.update(CUDAENV_ROOT=str(inst.root), CUDAENV_SYSROOT=str(s))
+    assert inst("install", "tf-2.13", "tf-2.16").rc == 0
+    inst.sysroot = s
+    return inst
+
+
+def cache(s):
+    out = subprocess.run([LDCONFIG, "-r", str(s), "-p"], capture_output=True, text=True).stdout
+    return {line.split()[0]: line.split(" => ")[1] for line in out.splitlines() if " => " in line}
+
+
+def link(s):
+    p = s / "usr" / "local" / "cuda"
+    return os.readlink(p) if p.is_symlink() else None
+
+
+def test_global_switches_link_conf_and_cache(machine):
+    s = machine.sysroot
+    res = machine("global", "tf-2.13", "--json")
+    assert res.rc == 0, res
+    assert res.json()["changed"] is True and res.json()["ldconfig_ran"] is True
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    conf = s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf"
+    assert conf.read_text() == "/usr/local/cuda/lib64\n"
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o644
+    c = cache(s)
+    assert c["libcudart.so.11.0"] == "/usr/local/cuda/lib64/libcudart.so.11.0"
+    assert c["libcudnn.so.8"] == "/usr/local/cuda/lib64/libcudnn.so.8"
+    assert machine("global").out.strip() == TF213
+    assert machine("version", cwd=machine.tmp).out.startswith(TF213)
+
+
+def test_same_global_again_writes_nothing_and_runs_no_ldconfig(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    cache_file = s / "etc" / "ld.so.cache"
+    before = (cache_file.stat().st_mtime_ns, (machine.root / "state.json").stat().st_mtime_ns)
+    res = machine("global", "tf-2.13", "--json", env={"CUDAENV_LDCONFIG": "/bin/false"})
+    assert res.rc == 0, res
+    assert res.json()["changed"] is False and res.json()["ldconfig_ran"] is False
+    assert (cache_file.stat().st_mtime_ns, (machine.root / "state.json").stat().st_mtime_ns) == before
+
+
+def test_switch_and_rollback(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    assert machine("global", "tf-2.16").rc == 0
+    assert "libcudart.so.12" in cache(s) and "libcudart.so.11.0" not in cache(s)
+    res = machine("rollback")
+    assert res.rc == 0, res
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert "libcudart.so.11.0" in cache(s)
+    assert machine("global").out.strip() == TF213
+
+
+def test_rollback_to_nothing_removes_link_and_conf(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    assert machine("rollback").rc == 0
+    assert link(s) is None and not (s / "usr" / "local" / "cuda").exists()
+    assert not (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").exists()
+    assert machine("global").out.strip() == "system"
+
+
+@pytest.mark.parametrize("kind", ["directory", "alternatives", "foreign"])
+def test_foreign_link_or_directory_is_refused_then_forced_and_rolled_back(machine, kind, tmp_path):
+    s = machine.sysroot
+    target = s / "usr" / "local" / "cuda"
+    if kind == "directory":
+        (target / "lib64").mkdir(parents=True)
+        (target / "lib64" / "keep").write_text("runfile install\n")
+    elif kind == "alternatives":
+        target.symlink_to("/etc/alternatives/cuda")
+    else:
+        target.symlink_to("/opt/other-cuda")
+    res = machine("global", "tf-2.13")
+    assert_one_line_error(res, 7)
+    assert "--force" in res.err
+    assert machine("global", "tf-2.13", "--force").rc == 0
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert machine("rollback").rc == 0
+    if kind == "directory":
+        assert (target / "lib64" / "keep").read_text() == "runfile install\n"
+    else:
+        assert link(s) == ("/etc/alternatives/cuda" if kind == "alternatives" else "/opt/other-cuda")
+
+
+def test_failing_ldconfig_puts_everything_back(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    conf = (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text()
+    for fake in ("/bin/false", str(s / "no-such-ldconfig")):
+        res = machine("global", "tf-2.16", env={"CUDAENV_LDCONFIG": fake})
+        assert_one_line_error(res, 6)
+        assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+        assert (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text() == conf
+        assert machine("global").out.strip() == TF213
+
+
+def test_kill_after_the_temporary_link_leaves_the_old_link(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    res = machine("global", "tf-2.16", env={"CUDAENV_FAILPOINTS": "switch-after-tmplink:kill"})
+    assert res.rc == -9
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"  # never missing, never half-switched
+    assert machine("global", "tf-2.16").rc == 0
+    assert [p.name for p in (s / "usr" / "local").iterdir()] == ["cuda"]  # the temporary link is swept
+
+
+def test_kill_after_the_rename_is_finished_by_the_next_run(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    res = machine("global", "tf-2.16", env={"CUDAENV_FAILPOINTS": "switch-after-rename:kill"})
+    assert res.rc == -9
+    assert json.loads((machine.root / "state.json").read_text())["pending"] == TF216
+    res = machine("global", "tf-2.16", "--json")
+    assert res.rc == 0 and res.json()["changed"] is True
+    assert "libcudart.so.12" in cache(s)
+    assert "pending" not in json.loads((machine.root / "state.json").read_text())
+    assert machine("rollback").rc == 0  # the journal still knows the state before the switch
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+
+
+def test_umask_077_still_gives_a_world_readable_conf(machine):
+    res = subprocess.run(["sh", "-c", f'umask 077; exec "{EXE}" global tf-2.13'], env=machine.env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    conf = machine.sysroot / "etc" / "ld.so.conf.d" / "000-cudaenv.conf"
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o644
+
+
+def test_the_real_loader_follows_the_switch(machine, tmp_path):
+    """Inside a private mount namespace, the sysroot's /etc and /usr/local are the machine's: a
+    program linked against libcudart resolves through the ld.so cache into the global version."""
+    if not shutil.which("unshare"):
+        pytest.skip("needs unshare")
+    s = machine.sysroot
+    probe = tmp_path / "probe.c"
+    probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
+                     'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
+    for name, version in (("probe11", TF213), ("probe12", TF216)):
+        lib = machine.root / "versions" / version / "lib64"
+        subprocess.run(["gcc", str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart"], check=True)
+
+    def run_inside(program):
+        script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
+                  f'mount --bind "{machine.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
+                  f'mount --bind "{s}/etc" /etc && ldd "{program}" | grep cudart; "{program}"')
+        return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+
+    assert machine("global", "tf-2.13").rc == 0
+    out = run_inside(tmp_path / "probe11")
+    if "mount:" in out.stderr:
+        pytest.skip("cannot mount here: " + out.stderr.strip())
+    assert "/usr/local/cuda/lib64/libcudart.so.11.0" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "11080"
+    assert machine("global", "tf-2.16").rc == 0
+    out = run_inside(tmp_path / "probe12")
+    assert "/usr/local/cuda/lib64/libcudart.so.12" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "12040"
+    assert run_inside(tmp_path / "probe11").returncode != 0  # CUDA 11's program no longer finds its runtime
