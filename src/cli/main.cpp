@@ -3,6 +3,7 @@
 #include "context.hpp"
 #include "core/failpoint.hpp"
 #include "core/fetch/download.hpp"
+#include "proxy.hpp"
 
 #include <unistd.h>
 
@@ -34,6 +35,13 @@ int main(int argc, char** argv) {
     ctx.out = &std::cout;
     ctx.err = &std::cerr;
     try {
+        // Started through a shim (a link named nvcc, ptxas, ...): proxy mode, before any parsing.
+        std::string arg0 = ctx.env.count("CUDAENV_FORCE_ARG0")
+                               ? ctx.env["CUDAENV_FORCE_ARG0"]
+                               : std::filesystem::path(argv[0]).filename().string();
+        if (!arg0.empty() && arg0 != "cudaenv" && arg0.rfind("cudaenv", 0) != 0) {
+            return cudaenv::cli::run_proxy(ctx, arg0, argc, argv);
+        }
         return cudaenv::cli::run(ctx, argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "cudaenv: internal error: " << e.what() << "\n"

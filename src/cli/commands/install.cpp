@@ -183,6 +183,9 @@ int run_install(const InstallCli& o, Context& ctx) {
             }
         }
     }
+    if (changed && !o.dry_run) {
+        rehash_after_change(ctx);
+    }
     if (ctx.json) {
         struct rusage self {};
 
@@ -208,6 +211,9 @@ int run_uninstall(const UninstallCli& o, Context& ctx) {
     auto out = install::uninstall(ctx.root(), o.version, o.force, ctx.lock_timeout());
     if (!out) {
         return report_error(ctx, out.error(), "uninstall");
+    }
+    if (out->changed) {
+        rehash_after_change(ctx);
     }
     if (ctx.json) {
         emit_json(ctx,

@@ -4,7 +4,9 @@
 
 #include "../context.hpp"
 
+#include <optional>
 #include <span>
+#include <string>
 
 namespace CLI {
 class App;
@@ -22,12 +24,23 @@ struct CommandSpec {
 
 std::span<const CommandSpec> commands();
 
+/// Regenerates the shims after install/uninstall; a failure is a warning (returns 1).
+int rehash_after_change(Context& ctx);
+
+/// The project's framework must be able to use `version` (shared by use, shell and global).
+std::optional<Error> check_project_framework(Context& ctx,
+                                             const manifest::Catalog& cat,
+                                             const std::string& version,
+                                             const std::string& spec,
+                                             bool force);
+
 void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_shell(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_generate_manifests(CLI::App& app, const CommandSpec& spec, Context& ctx);
 
 } // namespace cudaenv::cli

@@ -29,13 +29,13 @@ Result<activate::Selection> current(Context& ctx) {
     if (!cat) {
         return std::move(cat).error();
     }
-    return activate::select(ctx.root(), **cat, ctx.env, ctx.cwd);
+    return activate::select(ctx.root(), (*cat)->frameworks, ctx.env, ctx.cwd);
 }
 
 Result<std::filesystem::path> prefix_of(Context& ctx, const std::string& spec) {
     if (!spec.empty()) {
         auto cat = CUDAENV_TRY(ctx.catalog());
-        auto v = CUDAENV_TRY(activate::match_installed(ctx.root(), *cat, spec));
+        auto v = CUDAENV_TRY(activate::match_installed(ctx.root(), cat->frameworks, spec));
         return ctx.root().versions() / v;
     }
     auto sel = CUDAENV_TRY(current(ctx));
@@ -52,43 +52,6 @@ std::string shell_quote(const std::string& v) {
         out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     }
     return out + "'";
-}
-
-/// The project's framework (the SPEC itself when it names one, else the project's files or the
-/// active Python environment) must be able to use `version`; the error when it cannot.
-std::optional<Error> check_project_framework(Context& ctx,
-                                             const manifest::Catalog& cat,
-                                             const std::string& version,
-                                             const std::string& spec,
-                                             bool force) {
-    auto pin = activate::framework_pin(cat, spec, ctx.cwd, ctx.env);
-    if (!pin || force) {
-        return std::nullopt;
-    }
-    const auto* fw = cat.framework(pin->framework);
-    const auto* row = fw ? fw->find(pin->version) : nullptr;
-    auto installed = install::list_installed(ctx.root());
-    auto it = std::find_if(
-        installed.begin(), installed.end(), [&](const auto& v) { return v.name == version; });
-    if (!row || it == installed.end()) {
-        return std::nullopt;
-    }
-    auto cuda = Version::try_parse(it->cuda);
-    std::optional<Version> cudnn;
-    if (!it->cudnn.empty()) {
-        cudnn = Version::try_parse(it->cudnn);
-    }
-    if (!cuda) {
-        return std::nullopt;
-    }
-    auto ok = check_framework_compat(*fw, *row, *cuda, cudnn);
-    if (ok) {
-        return std::nullopt;
-    }
-    Error e = ok.error();
-    e.message = "refusing " + version + " for this project: " + e.message + " (" + pin->framework +
-                " " + pin->version.str() + " from " + pin->source + ")";
-    return std::move(e).with_hint("pass --force to use it anyway");
 }
 
 int run_version(Context& ctx) {
@@ -143,7 +106,7 @@ int run_use(const UseCli& o, Context& ctx) {
         return report_error(ctx, cat.error(), "use");
     }
     auto root = ctx.root();
-    auto version = activate::match_installed(root, **cat, o.spec);
+    auto version = activate::match_installed(root, (*cat)->frameworks, o.spec);
     if (!version) {
         return report_error(ctx, version.error(), "use");
     }
@@ -344,7 +307,7 @@ int run_global(const GlobalCli& o, Context& ctx) {
     if (!cat) {
         return report_error(ctx, cat.error(), "global");
     }
-    auto version = activate::match_installed(root, **cat, o.spec);
+    auto version = activate::match_installed(root, (*cat)->frameworks, o.spec);
     if (!version) {
         return report_error(ctx, version.error(), "global");
     }
@@ -375,6 +338,43 @@ int run_rollback(bool dry_run, Context& ctx) {
 }
 
 } // namespace
+
+/// The project's framework (the SPEC itself when it names one, else the project's files or the
+/// active Python environment) must be able to use `version`; the error when it cannot.
+std::optional<Error> check_project_framework(Context& ctx,
+                                             const manifest::Catalog& cat,
+                                             const std::string& version,
+                                             const std::string& spec,
+                                             bool force) {
+    auto pin = activate::framework_pin(cat, spec, ctx.cwd, ctx.env);
+    if (!pin || force) {
+        return std::nullopt;
+    }
+    const auto* fw = cat.framework(pin->framework);
+    const auto* row = fw ? fw->find(pin->version) : nullptr;
+    auto installed = install::list_installed(ctx.root());
+    auto it = std::find_if(
+        installed.begin(), installed.end(), [&](const auto& v) { return v.name == version; });
+    if (!row || it == installed.end()) {
+        return std::nullopt;
+    }
+    auto cuda = Version::try_parse(it->cuda);
+    std::optional<Version> cudnn;
+    if (!it->cudnn.empty()) {
+        cudnn = Version::try_parse(it->cudnn);
+    }
+    if (!cuda) {
+        return std::nullopt;
+    }
+    auto ok = check_framework_compat(*fw, *row, *cuda, cudnn);
+    if (ok) {
+        return std::nullopt;
+    }
+    Error e = ok.error();
+    e.message = "refusing " + version + " for this project: " + e.message + " (" + pin->framework +
+                " " + pin->version.str() + " from " + pin->source + ")";
+    return std::move(e).with_hint("pass --force to use it anyway");
+}
 
 void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     std::string name = spec.name;

@@ -190,8 +190,14 @@ Result<Ran> run_ldconfig(const Machine& m, const std::vector<std::string>& extra
             ::close(f.fd);
         }
     }
+    // Its pipes are closed (or the deadline passed); wait for the exit itself, up to the deadline.
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (done == 0) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         return Error(ErrorCode::filesystem, "'" + args[0] + "' did not finish within 120 s");

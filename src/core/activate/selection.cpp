@@ -2,10 +2,10 @@
 
 #include "../fs.hpp"
 #include "../install/install.hpp"
-#include "../resolve/resolve.hpp"
 #include "../spec.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace cudaenv::activate {
 
@@ -78,47 +78,70 @@ std::vector<std::string> names_of(const manifest::Catalog& c) {
 } // namespace
 
 Result<std::string> match_installed(const store::Root& root,
-                                    const manifest::Catalog& catalog,
+                                    const std::vector<manifest::Framework>& frameworks,
                                     const std::string& written) {
-    auto installed = install::list_installed(root);
-    for (const auto& v : installed) {
-        if (v.name == written) {
-            return v.name;
-        }
+    std::error_code ec;
+    if (!written.empty() && written.find('/') == std::string::npos &&
+        fs::exists(root.versions() / written / store::k_version_record, ec)) {
+        return written; // the fast path shims take
     }
     auto not_installed = Error(ErrorCode::not_found, "version '" + written + "' is not installed")
                              .with_hint("cudaenv install " + written);
-    auto spec = parse_spec(written, names_of(catalog));
+    std::vector<std::string> names;
+    for (const auto& f : frameworks) {
+        names.push_back(f.name);
+        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    }
+    auto spec = parse_spec(written, names);
     if (!spec) {
         return not_installed;
     }
-    auto res = resolve(catalog, *spec, ResolveOptions{});
-    if (!res) {
-        return not_installed;
-    }
-    // The resolved version itself, else the newest installed one with the same CUDA (and the
-    // same cuDNN when the SPEC names one): `11.8` matches an installed 11.8.0+cudnn8.6.0.163.
-    std::optional<std::string> pick;
-    for (const auto& v : installed) {
-        if (v.name == res->version_name()) {
-            return v.name;
+    std::optional<Version> cuda = spec->cuda;
+    std::optional<Version> cudnn = spec->cudnn;
+    if (spec->kind == Spec::Kind::framework) {
+        const manifest::Framework* fw = nullptr;
+        for (const auto& f : frameworks) {
+            if (f.name == spec->framework ||
+                std::find(f.aliases.begin(), f.aliases.end(), spec->framework) != f.aliases.end()) {
+                fw = &f;
+            }
         }
-        if (v.cuda != res->cuda->version.str()) {
+        const auto* row = fw ? fw->find(*spec->framework_version) : nullptr;
+        if (!row) {
+            return not_installed;
+        }
+        cuda = row->cuda;
+        cudnn = row->cudnn;
+    }
+    if (!cuda) {
+        return not_installed; // a cuDNN alone names no version
+    }
+    // Highest (prefer a bare CUDA when no cuDNN was asked for, CUDA version, cuDNN version).
+    std::optional<std::string> best;
+    std::tuple<bool, Version, Version> best_key;
+    for (const auto& v : install::list_installed(root)) {
+        auto vc = Version::try_parse(v.cuda);
+        auto vd = Version::try_parse(v.cudnn);
+        if (!vc || !cuda->is_prefix_of(*vc)) {
             continue;
         }
-        if (res->cudnn && v.cudnn != res->cudnn->version.str()) {
+        if (cudnn && (!vd || !cudnn->is_prefix_of(*vd))) {
             continue;
         }
-        pick = v.name; // installed is sorted: the last match is the newest
+        std::tuple<bool, Version, Version> key{!cudnn && !vd, *vc, vd.value_or(Version())};
+        if (!best || key > best_key) {
+            best = v.name;
+            best_key = key;
+        }
     }
-    if (pick) {
-        return *pick;
+    if (best) {
+        return *best;
     }
     return not_installed;
 }
 
 Result<Selection> select(const store::Root& root,
-                         const manifest::Catalog& catalog,
+                         const std::vector<manifest::Framework>& frameworks,
                          const std::map<std::string, std::string>& env,
                          const fs::path& cwd) {
     Selection s;
@@ -147,7 +170,7 @@ Result<Selection> select(const store::Root& root,
     if (s.written == "system") {
         return s;
     }
-    auto v = match_installed(root, catalog, s.written);
+    auto v = match_installed(root, frameworks, s.written);
     if (!v) {
         Error e = v.error();
         e.message += " (set by " + s.origin_text() + ")";

@@ -32,15 +32,18 @@ struct Selection {
 /// The nearest .cuda-version from `dir` upwards, if any.
 std::optional<std::filesystem::path> find_version_file(const std::filesystem::path& dir);
 
-/// Maps what a user wrote (an installed version's name, or a SPEC) to an installed version.
-/// not_found (exit 9) says it is not installed and how to install it.
+/// Maps what a user wrote to an installed version, reading only the installed versions' records
+/// and the framework tables (fast enough for shims): an installed version's exact name; a CUDA
+/// (`11.8`), a pair (`11.8+cudnn-8.6`) or a framework (`tf-2.13`, through its tested pair) matched
+/// as prefixes against what is installed, the newest match winning (a bare CUDA version first for
+/// a SPEC without cuDNN). not_found (exit 9) says it is not installed and how to install it.
 Result<std::string> match_installed(const store::Root& root,
-                                    const manifest::Catalog& catalog,
+                                    const std::vector<manifest::Framework>& frameworks,
                                     const std::string& written);
 
 /// The selection for a process with `env` in directory `cwd`.
 Result<Selection> select(const store::Root& root,
-                         const manifest::Catalog& catalog,
+                         const std::vector<manifest::Framework>& frameworks,
                          const std::map<std::string, std::string>& env,
                          const std::filesystem::path& cwd);
 

@@ -762,6 +762,15 @@ Status load_releases(const std::filesystem::path& dir, std::vector<T>& out, F pa
 
 } // namespace
 
+Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir) {
+    std::vector<Framework> out;
+    for (const auto& file : json_files(dir / "frameworks")) {
+        auto doc = CUDAENV_TRY(load_json_file(file));
+        out.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));
+    }
+    return out;
+}
+
 Result<Catalog> load_catalog(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {

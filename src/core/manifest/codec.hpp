@@ -20,6 +20,9 @@ namespace cudaenv::manifest {
 /// rules.json) into one validated Catalog.
 Result<Catalog> load_catalog(const std::filesystem::path& dir);
 
+/// Loads only <dir>/frameworks/*.json (what selection needs; fast enough for shims).
+Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir);
+
 /// Parses one manifest document of the given kind; `origin` names it in errors.
 Result<CudaRelease> parse_cuda_release(const nlohmann::json& doc, std::string_view origin);
 Result<CudnnRelease> parse_cudnn_release(const nlohmann::json& doc, std::string_view origin);

@@ -1,0 +1,101 @@
+#include "proxy.hpp"
+
+#include "core/activate/selection.hpp"
+#include "core/activate/shims.hpp"
+#include "core/install/install.hpp"
+#include "core/manifest/codec.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+constexpr int k_max_depth = 8;
+
+/// `tool` on PATH, skipping the shims folder (for `system`).
+std::string
+find_on_path(const std::string& path, const std::string& tool, const std::string& shims) {
+    std::size_t pos = 0;
+    while (pos <= path.size()) {
+        auto end = path.find(':', pos);
+        std::string dir =
+            path.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? path.size() + 1 : end + 1;
+        if (dir.empty() || dir == shims) {
+            continue;
+        }
+        std::string candidate = dir + "/" + tool;
+        if (::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
+    int depth = std::atoi(ctx.getenv("CUDAENV_RECURSION_COUNT").value_or("0").c_str());
+    if (depth >= k_max_depth) {
+        *ctx.err << "cudaenv: error: the '" << tool << "' shim called itself " << depth
+                 << " times; is a shim folder inside a version's bin/?\n";
+        return 127;
+    }
+    ::setenv("CUDAENV_RECURSION_COUNT", std::to_string(depth + 1).c_str(), 1);
+    auto root = ctx.root();
+    // Exact version names need no manifests; a SPEC in .cuda-version reads the framework tables.
+    auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
+    if (!sel && sel.error().code == ErrorCode::not_found) {
+        auto fws = manifest::load_frameworks(ctx.manifests_path());
+        if (fws) {
+            sel = activate::select(root, *fws, ctx.env, ctx.cwd);
+        }
+    }
+    if (!sel) {
+        report_error(ctx, sel.error(), tool);
+        return 127;
+    }
+    std::vector<char*> args(argv, argv + argc);
+    args.push_back(nullptr);
+    std::string shims = activate::shims_dir(root).string();
+    if (!sel->version) {
+        std::string real = find_on_path(ctx.getenv("PATH").value_or(""), tool, shims);
+        if (real.empty()) {
+            *ctx.err << "cudaenv: error: '" << tool
+                     << "' is not on PATH and no cudaenv version is selected\n"
+                     << "help: cudaenv use SPEC, or cudaenv global SPEC\n";
+            return 127;
+        }
+        ::execv(real.c_str(), args.data());
+        *ctx.err << "cudaenv: error: cannot run '" << real << "': " << std::strerror(errno) << "\n";
+        return 126;
+    }
+    auto prefix = root.versions() / *sel->version;
+    auto real = prefix / "bin" / tool;
+    if (::access(real.c_str(), X_OK) != 0) {
+        std::string have;
+        for (const auto& v : install::list_installed(root)) {
+            if (::access((v.prefix / "bin" / tool).c_str(), X_OK) == 0) {
+                have += (have.empty() ? "" : ", ") + v.name;
+            }
+        }
+        *ctx.err << "cudaenv: error: '" << tool << "' is not in " << *sel->version << " (set by "
+                 << sel->origin_text() << ")\n"
+                 << (have.empty() ? "help: no installed version has it\n"
+                                  : "help: it is in: " + have + "\n");
+        return 127;
+    }
+    ::setenv("CUDA_HOME", prefix.c_str(), 1);
+    ::setenv("CUDA_PATH", prefix.c_str(), 1);
+    ::execv(real.c_str(), args.data());
+    *ctx.err << "cudaenv: error: cannot run '" << real.string() << "': " << std::strerror(errno)
+             << "\n";
+    return 126;
+}
+
+} // namespace cudaenv::cli
