@@ -170,3 +170,10 @@ def test_init_without_dash_prints_instructions(env):
     res = env("init", "zsh")
     assert res.rc == 0 and 'eval "$(cudaenv init - zsh)"' in res.out
     assert_one_line_error(env("init", "-", "tcsh"), 2)
+
+
+@pytest.mark.parametrize("shell,name", [("bash", "cudaenv.bash"), ("zsh", "_cudaenv"), ("fish", "cudaenv.fish")])
+def test_completion_files_are_up_to_date(cudaenv, shell, name):
+    from conftest import MANIFESTS
+    committed = (MANIFESTS.parent / "completions" / name).read_text()
+    assert cudaenv("__completion-script", shell).out == committed, "run: cudaenv __completion-script " + shell

@@ -28,6 +28,7 @@ const CommandSpec k_commands[] = {
     {"__shell", "what `cudaenv shell` evaluates", &setup_shell, true},
     {"__hook", "what the shell hook evaluates at each prompt", &setup_shell, true},
     {"__complete", "completion candidates", &setup_shell, true},
+    {"__completion-script", "the files in completions/", &setup_shell, true},
     {"__generate-manifests",
      "Regenerate manifests/ from the reference data",
      &setup_generate_manifests,
