@@ -37,6 +37,12 @@ std::filesystem::path Context::manifests_path() const {
     return CUDAENV_SOURCE_MANIFESTS;
 }
 
+std::filesystem::path Context::shim_exe() const {
+    auto shim = exe_path.parent_path() / "cudaenv-shim";
+    std::error_code ec;
+    return std::filesystem::exists(shim, ec) ? shim : exe_path;
+}
+
 store::Root Context::root() const {
     if (auto r = getenv("CUDAENV_ROOT"); r && !r->empty()) {
         return {std::filesystem::absolute(*r)};

@@ -40,6 +40,9 @@ struct Context {
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
     std::filesystem::path manifests_path() const;
 
+    /// The small shim executable installed next to this one (cudaenv-shim), else this one.
+    std::filesystem::path shim_exe() const;
+
     /// CUDAENV_ROOT, else ~/.cudaenv.
     store::Root root() const;
 

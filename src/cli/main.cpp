@@ -27,7 +27,6 @@ int main(int argc, char** argv) {
     if (auto it = ctx.env.find("CUDAENV_FAILPOINTS"); it != ctx.env.end()) {
         cudaenv::failpoint::configure(it->second);
     }
-    cudaenv::fetch::global_init();
     ctx.stderr_tty = ::isatty(2) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end();
     std::error_code ec;
     ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);

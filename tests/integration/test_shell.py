@@ -41,7 +41,8 @@ def sh(shell, script, inst, cwd=None, extra=None):
 def test_install_rehashes_a_shim_per_tool(env):
     names = sorted(p.name for p in env.shims.iterdir())
     assert names == ["cuobjdump", "nvcc", "ptxas"]
-    assert all(os.readlink(env.shims / n) == EXE for n in names)
+    shim_exe = os.path.join(os.path.dirname(EXE), "cudaenv-shim")
+    assert all(os.readlink(env.shims / n) == shim_exe for n in names)  # the small executable
     assert env("rehash", "--json").json()["changed"] is False
 
 

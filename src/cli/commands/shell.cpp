@@ -1,6 +1,7 @@
 // Shell integration: rehash, init, shell (through the function init defines), and the hidden
 // helpers the shell code calls: __shell, __hook, __complete.
 #include "../context.hpp"
+#include "../hook.hpp"
 #include "core/activate/environment.hpp"
 #include "core/activate/selection.hpp"
 #include "core/activate/shims.hpp"
@@ -18,29 +19,6 @@
 namespace cudaenv::cli {
 
 namespace {
-
-std::string q(const std::string& v) {
-    std::string out = "'";
-    for (char c : v) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
-
-std::string shell_of(const Context& ctx, const std::string& given) {
-    if (!given.empty()) {
-        return given;
-    }
-    return ctx.getenv("CUDAENV_SHELL").value_or("bash");
-}
-
-std::string
-set_var(const std::string& shell, const std::string& k, const std::optional<std::string>& v) {
-    if (shell == "fish") {
-        return v ? "set -gx " + k + " " + q(*v) + ";\n" : "set -e " + k + ";\n";
-    }
-    return v ? "export " + k + "=" + q(*v) + ";\n" : "unset " + k + ";\n";
-}
 
 std::string command_words() {
     std::string words;
@@ -95,7 +73,7 @@ std::string init_code(const Context& ctx, const std::string& shell) {
           << "  end\n"
           << "end\n"
           << "function _cudaenv_hook --on-event fish_prompt --on-variable PWD\n"
-          << "  " << q(exe) << " __hook fish 2>/dev/null | source\n"
+          << "  " << q(ctx.shim_exe().string()) << " __hook fish 2>/dev/null | source\n"
           << "end\n"
           << completion_code("fish", q(exe));
         return o.str();
@@ -113,7 +91,8 @@ std::string init_code(const Context& ctx, const std::string& shell) {
       << "    " << q(exe) << " \"$@\"\n"
       << "  fi\n"
       << "}\n"
-      << "_cudaenv_hook() { eval \"$(" << q(exe) << " __hook " << shell << " 2>/dev/null)\"; }\n";
+      << "_cudaenv_hook() { eval \"$(" << q(ctx.shim_exe().string()) << " __hook " << shell
+      << " 2>/dev/null)\"; }\n";
     if (shell == "zsh") {
         o << "autoload -Uz add-zsh-hook && add-zsh-hook precmd _cudaenv_hook\n"
           << completion_code("zsh", q(exe));
@@ -187,79 +166,6 @@ int run_shell(const ShellCli& o, Context& ctx) {
     return 0;
 }
 
-/// Removes `prefix`-owned entries (those the hook added) from a ':' list.
-std::string strip_entries(const std::string& list, const std::vector<std::string>& ours) {
-    std::string out;
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-        auto end = list.find(':', pos);
-        std::string item =
-            list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        pos = end == std::string::npos ? list.size() + 1 : end + 1;
-        if (item.empty() || std::find(ours.begin(), ours.end(), item) != ours.end()) {
-            continue;
-        }
-        out += (out.empty() ? "" : ":") + item;
-    }
-    return out;
-}
-
-int run_hook(const std::string& shell_arg, Context& ctx) {
-    std::string shell = shell_of(ctx, shell_arg);
-    auto root = ctx.root();
-    // Only a shell's or a project's choice; the machine's is what /usr/local/cuda and ldconfig
-    // give.
-    std::optional<std::string> want;
-    auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
-    if (!sel && sel.error().code == ErrorCode::not_found) {
-        if (auto fws = manifest::load_frameworks(ctx.manifests_path())) {
-            sel = activate::select(root, *fws, ctx.env, ctx.cwd);
-        }
-    }
-    if (sel && sel->version &&
-        (sel->origin == activate::Selection::Origin::environment ||
-         sel->origin == activate::Selection::Origin::file)) {
-        want = (root.versions() / *sel->version).string();
-    }
-    auto applied = ctx.getenv("CUDAENV_HOOK_PREFIX");
-    if ((applied && want && *applied == *want) || (!applied && !want)) {
-        return 0; // nothing to change: the common case, and the fast one
-    }
-    std::map<std::string, std::optional<std::string>> vars;
-    auto get = [&](const char* k) { return ctx.getenv(k).value_or(""); };
-    std::string ld = get("LD_LIBRARY_PATH");
-    if (applied) {
-        ld = strip_entries(ld, {*applied + "/lib64", *applied + "/extras/CUPTI/lib64"});
-        for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
-            auto saved = ctx.getenv(std::string("CUDAENV_HOOK_SAVED_") + k);
-            vars[k] = saved && *saved != "\x01" ? std::optional<std::string>(*saved) : std::nullopt;
-        }
-        vars["CUDAENV_HOOK_SAVED_CUDA_HOME"] = std::nullopt;
-        vars["CUDAENV_HOOK_SAVED_CUDA_PATH"] = std::nullopt;
-        vars["CUDAENV_HOOK_PREFIX"] = std::nullopt;
-    }
-    if (want) {
-        std::map<std::string, std::string> base = ctx.env;
-        base["LD_LIBRARY_PATH"] = ld;
-        auto env = activate::version_environment(*want, root.versions(), base);
-        for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
-            std::string key = std::string("CUDAENV_HOOK_SAVED_") + k;
-            // what was there before the hook first touched it ("\x01": it was unset)
-            std::string saved =
-                applied ? ctx.getenv(key).value_or("\x01") : ctx.getenv(k).value_or("\x01");
-            vars[key] = saved;
-            vars[k] = env[k];
-        }
-        ld = env["LD_LIBRARY_PATH"];
-        vars["CUDAENV_HOOK_PREFIX"] = *want;
-    }
-    vars["LD_LIBRARY_PATH"] = ld.empty() ? std::nullopt : std::optional<std::string>(ld);
-    for (const auto& [k, v] : vars) {
-        *ctx.out << set_var(shell, k, v);
-    }
-    return 0;
-}
-
 int run_complete(const std::string& command, Context& ctx) {
     auto root = ctx.root();
     if (command == "use" || command == "global" || command == "uninstall" || command == "prefix" ||
@@ -306,7 +212,7 @@ int run_complete(const std::string& command, Context& ctx) {
 } // namespace
 
 int rehash_after_change(Context& ctx) {
-    auto r = activate::rehash(ctx.root(), ctx.exe_path, ctx.lock_timeout());
+    auto r = activate::rehash(ctx.root(), ctx.shim_exe(), ctx.lock_timeout());
     if (!r) {
         *ctx.err << "cudaenv: warning: could not rehash the shims: " << r.error().full_message()
                  << "\n";
@@ -323,7 +229,7 @@ void setup_shell(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     }
     if (name == "rehash") {
         sub->callback([&ctx] {
-            auto r = activate::rehash(ctx.root(), ctx.exe_path, ctx.lock_timeout());
+            auto r = activate::rehash(ctx.root(), ctx.shim_exe(), ctx.lock_timeout());
             if (!r) {
                 ctx.exit_code = report_error(ctx, r.error(), "rehash");
                 return;

@@ -283,6 +283,7 @@ void backoff(const Policy& p, int attempt) {
 } // namespace
 
 Result<Outcome> download(const Request& r, const Policy& policy, const Progress& progress) {
+    global_init();
     Outcome outcome;
     std::error_code ec;
     std::uint64_t limit = r.size ? *r.size : r.max_size;

@@ -61,7 +61,8 @@ download(const Request& request, const Policy& policy, const Progress& progress 
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);
 
-/// Initialises libcurl once per process (call from main before threads start).
+/// Initialises libcurl once per process (costly: OpenSSL loads its configuration, ~25 ms); done
+/// lazily so commands that download nothing do not pay for it. Call it before starting threads.
 void global_init();
 
 } // namespace cudaenv::fetch

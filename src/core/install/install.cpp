@@ -392,6 +392,7 @@ Result<Outcome> install(const store::Root& root,
     describe();
     CUDAENV_TRY(check_space(root, jobs));
 
+    fetch::global_init(); // once, before the download threads start (libcurl and OpenSSL setup)
     std::atomic<std::uint64_t> downloaded{0};
     CUDAENV_TRY(run_jobs(root, jobs, o, observer, downloaded));
     out.downloaded_bytes = downloaded;
@@ -491,26 +492,6 @@ Result<Removed> uninstall(const store::Root& root,
                 out.store_entries_removed.push_back(name);
             }
         }
-    }
-    return out;
-}
-
-std::vector<InstalledVersion> list_installed(const store::Root& root) {
-    std::vector<InstalledVersion> out;
-    for (const auto& name : store::installed_versions(root)) {
-        auto rec = read_json(root.versions() / name / store::k_version_record);
-        if (!rec) {
-            continue;
-        }
-        InstalledVersion v;
-        v.name = name;
-        v.cuda = rec->value("cuda", "");
-        v.cudnn = rec->value("cudnn", "");
-        v.profile = rec->value("profile", "");
-        v.platform = rec->value("platform", "");
-        v.bytes = rec->value("bytes", std::uint64_t{0});
-        v.prefix = root.versions() / name;
-        out.push_back(std::move(v));
     }
     return out;
 }

@@ -1,0 +1,90 @@
+#include "hook.hpp"
+
+#include "core/activate/environment.hpp"
+#include "core/activate/selection.hpp"
+#include "core/manifest/codec.hpp"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+namespace {
+
+/// Removes `prefix`-owned entries (those the hook added) from a ':' list.
+std::string strip_entries(const std::string& list, const std::vector<std::string>& ours) {
+    std::string out;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        auto end = list.find(':', pos);
+        std::string item =
+            list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? list.size() + 1 : end + 1;
+        if (item.empty() || std::find(ours.begin(), ours.end(), item) != ours.end()) {
+            continue;
+        }
+        out += (out.empty() ? "" : ":") + item;
+    }
+    return out;
+}
+
+} // namespace
+
+int run_hook(const std::string& shell_arg, Context& ctx) {
+    std::string shell = shell_of(ctx, shell_arg);
+    auto root = ctx.root();
+    // Only a shell's or a project's choice; the machine's is what /usr/local/cuda and ldconfig
+    // give.
+    std::optional<std::string> want;
+    auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
+    if (!sel && sel.error().code == ErrorCode::not_found) {
+        if (auto fws = manifest::load_frameworks(ctx.manifests_path())) {
+            sel = activate::select(root, *fws, ctx.env, ctx.cwd);
+        }
+    }
+    if (sel && sel->version &&
+        (sel->origin == activate::Selection::Origin::environment ||
+         sel->origin == activate::Selection::Origin::file)) {
+        want = (root.versions() / *sel->version).string();
+    }
+    auto applied = ctx.getenv("CUDAENV_HOOK_PREFIX");
+    if ((applied && want && *applied == *want) || (!applied && !want)) {
+        return 0; // nothing to change: the common case, and the fast one
+    }
+    std::map<std::string, std::optional<std::string>> vars;
+    auto get = [&](const char* k) { return ctx.getenv(k).value_or(""); };
+    std::string ld = get("LD_LIBRARY_PATH");
+    if (applied) {
+        ld = strip_entries(ld, {*applied + "/lib64", *applied + "/extras/CUPTI/lib64"});
+        for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
+            auto saved = ctx.getenv(std::string("CUDAENV_HOOK_SAVED_") + k);
+            vars[k] = saved && *saved != "\x01" ? std::optional<std::string>(*saved) : std::nullopt;
+        }
+        vars["CUDAENV_HOOK_SAVED_CUDA_HOME"] = std::nullopt;
+        vars["CUDAENV_HOOK_SAVED_CUDA_PATH"] = std::nullopt;
+        vars["CUDAENV_HOOK_PREFIX"] = std::nullopt;
+    }
+    if (want) {
+        std::map<std::string, std::string> base = ctx.env;
+        base["LD_LIBRARY_PATH"] = ld;
+        auto env = activate::version_environment(*want, root.versions(), base);
+        for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
+            std::string key = std::string("CUDAENV_HOOK_SAVED_") + k;
+            // what was there before the hook first touched it ("\x01": it was unset)
+            std::string saved =
+                applied ? ctx.getenv(key).value_or("\x01") : ctx.getenv(k).value_or("\x01");
+            vars[key] = saved;
+            vars[k] = env[k];
+        }
+        ld = env["LD_LIBRARY_PATH"];
+        vars["CUDAENV_HOOK_PREFIX"] = *want;
+    }
+    vars["LD_LIBRARY_PATH"] = ld.empty() ? std::nullopt : std::optional<std::string>(ld);
+    for (const auto& [k, v] : vars) {
+        *ctx.out << set_var(shell, k, v);
+    }
+    return 0;
+}
+
+} // namespace cudaenv::cli
