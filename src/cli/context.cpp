@@ -105,6 +105,21 @@ Result<const manifest::Catalog*> Context::catalog() {
     return &*m_catalog;
 }
 
+Result<const manifest::Catalog*> Context::frameworks_catalog() {
+    if (m_catalog) {
+        return &*m_catalog;
+    }
+    if (!m_frameworks) {
+        auto f = manifest::load_frameworks(manifests_path());
+        if (!f) {
+            return std::move(f).error();
+        }
+        m_frameworks.emplace();
+        m_frameworks->frameworks = std::move(*f);
+    }
+    return &*m_frameworks;
+}
+
 int report_error(Context& ctx, const Error& error, const std::string& command) {
     *ctx.err << "cudaenv: error: " << error.full_message() << "\n";
     for (const auto& h : error.hints) {

@@ -63,8 +63,13 @@ struct Context {
     /// Loads the catalog once per process.
     Result<const manifest::Catalog*> catalog();
 
+    /// A catalog holding only the framework tables: all that selection (use, version, which,
+    /// global, shell) needs, and far cheaper to load than the whole catalog.
+    Result<const manifest::Catalog*> frameworks_catalog();
+
   private:
     std::optional<manifest::Catalog> m_catalog;
+    std::optional<manifest::Catalog> m_frameworks;
 };
 
 /// Prints an error as the contract says: one line "cudaenv: error: ..." and "help:" lines on

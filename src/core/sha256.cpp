@@ -1,6 +1,6 @@
 #include "sha256.hpp"
 
-#include <openssl/evp.h>
+#include "sys/dynlib.hpp"
 
 #include <stdexcept>
 
@@ -11,25 +11,26 @@ struct Sha256::Impl {
 };
 
 Sha256::Sha256() : m_impl(std::make_unique<Impl>()) {
-    m_impl->ctx = EVP_MD_CTX_new();
-    if (!m_impl->ctx || EVP_DigestInit_ex(m_impl->ctx, EVP_sha256(), nullptr) != 1) {
+    m_impl->ctx = sys::crypto().md_ctx_new();
+    if (!m_impl->ctx ||
+        sys::crypto().digest_init_ex(m_impl->ctx, sys::crypto().sha256(), nullptr) != 1) {
         throw std::runtime_error("OpenSSL could not initialise SHA-256");
     }
 }
 
 Sha256::~Sha256() {
-    EVP_MD_CTX_free(m_impl->ctx);
+    sys::crypto().md_ctx_free(m_impl->ctx);
 }
 
 void Sha256::update(const void* data, std::size_t size) {
-    EVP_DigestUpdate(m_impl->ctx, data, size);
+    sys::crypto().digest_update(m_impl->ctx, data, size);
 }
 
 std::string Sha256::hex_digest() {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
-    EVP_DigestFinal_ex(m_impl->ctx, md, &len);
-    EVP_DigestInit_ex(m_impl->ctx, EVP_sha256(), nullptr);
+    sys::crypto().digest_final_ex(m_impl->ctx, md, &len);
+    sys::crypto().digest_init_ex(m_impl->ctx, sys::crypto().sha256(), nullptr);
     static constexpr char k_hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(len * 2);

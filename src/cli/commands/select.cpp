@@ -25,7 +25,7 @@ using nlohmann::json;
 
 /// The current selection; `system` when nothing is chosen.
 Result<activate::Selection> current(Context& ctx) {
-    auto cat = ctx.catalog();
+    auto cat = ctx.frameworks_catalog();
     if (!cat) {
         return std::move(cat).error();
     }
@@ -34,7 +34,7 @@ Result<activate::Selection> current(Context& ctx) {
 
 Result<std::filesystem::path> prefix_of(Context& ctx, const std::string& spec) {
     if (!spec.empty()) {
-        auto cat = CUDAENV_TRY(ctx.catalog());
+        auto cat = CUDAENV_TRY(ctx.frameworks_catalog());
         auto v = CUDAENV_TRY(activate::match_installed(ctx.root(), cat->frameworks, spec));
         return ctx.root().versions() / v;
     }
@@ -59,7 +59,7 @@ int run_version(Context& ctx) {
     if (!sel) {
         return report_error(ctx, sel.error(), "version");
     }
-    auto cat = ctx.catalog();
+    auto cat = ctx.frameworks_catalog();
     std::optional<std::string> file_text;
     if (sel->origin == activate::Selection::Origin::file) {
         file_text = sel->written;
@@ -101,7 +101,7 @@ struct UseCli {
 };
 
 int run_use(const UseCli& o, Context& ctx) {
-    auto cat = ctx.catalog();
+    auto cat = ctx.frameworks_catalog();
     if (!cat) {
         return report_error(ctx, cat.error(), "use");
     }
@@ -303,7 +303,7 @@ int run_global(const GlobalCli& o, Context& ctx) {
         }
         return 0;
     }
-    auto cat = ctx.catalog();
+    auto cat = ctx.frameworks_catalog();
     if (!cat) {
         return report_error(ctx, cat.error(), "global");
     }

@@ -151,7 +151,7 @@ int run_shell(const ShellCli& o, Context& ctx) {
         *ctx.out << "echo " << q(*cur) << ";\n";
         return 0;
     }
-    auto cat = ctx.catalog();
+    auto cat = ctx.frameworks_catalog();
     if (!cat) {
         return report_error(ctx, cat.error(), "shell");
     }

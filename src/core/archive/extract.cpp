@@ -2,9 +2,7 @@
 
 #include "../failpoint.hpp"
 #include "../fs.hpp"
-
-#include <archive.h>
-#include <archive_entry.h>
+#include "../sys/dynlib.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,13 +35,13 @@ std::optional<Compression> compression_for(const std::string& path) {
 namespace {
 
 struct ReadArchive {
-    struct archive* a = archive_read_new();
+    struct archive* a = sys::archive().read_new();
 
     ReadArchive() = default;
     ReadArchive(const ReadArchive&) = delete;
     ReadArchive& operator=(const ReadArchive&) = delete;
 
-    ~ReadArchive() { archive_read_free(a); }
+    ~ReadArchive() { sys::archive().read_free(a); }
 };
 
 struct FdGuard {
@@ -229,7 +227,7 @@ struct Extractor {
     }
 
     Status add(struct archive* a, struct archive_entry* e) {
-        const char* raw = archive_entry_pathname(e);
+        const char* raw = sys::archive().entry_pathname(e);
         std::string rawname = raw ? raw : "";
         std::vector<std::string> segs;
         if (auto why = split_name(rawname, segs)) {
@@ -253,8 +251,8 @@ struct Extractor {
             return unsafe(
                 name, rawname, "outside the archive's top directory '" + result.top + "'");
         }
-        const char* hardlink = archive_entry_hardlink(e);
-        mode_t type = archive_entry_filetype(e);
+        const char* hardlink = sys::archive().entry_hardlink(e);
+        mode_t type = sys::archive().entry_filetype(e);
         std::string rel = join(segs, 1, segs.size());
         if (rel.empty()) {
             if (type != AE_IFDIR || hardlink) {
@@ -271,7 +269,7 @@ struct Extractor {
             return fs_error("cannot open directory for", rel, errno);
         }
         const std::string& leaf = segs.back();
-        bool x = (archive_entry_perm(e) & 0111) != 0;
+        bool x = (sys::archive().entry_perm(e) & 0111) != 0;
 
         if (hardlink) {
             std::vector<std::string> tsegs;
@@ -286,7 +284,7 @@ struct Extractor {
                               "hard link to '" + std::string(hardlink) +
                                   "', which is not an earlier file of this archive");
             }
-            if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0) {
+            if (sys::archive().entry_size_is_set(e) && sys::archive().entry_size(e) > 0) {
                 return unsafe(name, rawname, "hard link that carries data");
             }
             if (::linkat(root_fd, trel.c_str(), parent.fd, leaf.c_str(), 0) != 0) {
@@ -306,7 +304,7 @@ struct Extractor {
             result.entries.push_back({Entry::Type::directory, rel, {}, 0, false});
             return Ok{};
         case AE_IFLNK: {
-            const char* target = archive_entry_symlink(e);
+            const char* target = sys::archive().entry_symlink(e);
             std::string t = target ? target : "";
             std::vector<std::string> dir(segs.begin() + 1, segs.end() - 1);
             if (auto why = check_link_target(t, dir)) {
@@ -332,7 +330,7 @@ struct Extractor {
                     const std::string& rel,
                     const std::string& leaf,
                     bool x) {
-        std::int64_t declared = archive_entry_size(e);
+        std::int64_t declared = sys::archive().entry_size(e);
         if (declared < 0 || static_cast<std::uint64_t>(declared) > limits.max_entry_bytes) {
             return unsafe(name, rel, "larger than the per-file limit");
         }
@@ -350,12 +348,12 @@ struct Extractor {
         }
         std::uint64_t got = 0;
         while (true) {
-            la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
+            la_ssize_t n = sys::archive().read_data(a, buf.data(), buf.size());
             if (n == 0) {
                 break;
             }
             if (n < 0) {
-                return broken(name, "'" + rel + "': " + archive_error_string(a));
+                return broken(name, "'" + rel + "': " + sys::archive().error_string(a));
             }
             got += static_cast<std::uint64_t>(n);
             if (got > static_cast<std::uint64_t>(declared) ||
@@ -399,16 +397,17 @@ Result<Extracted> extract(const fs::path& path,
                           const std::string& expected_top,
                           const Limits& limits) {
     ReadArchive ra;
-    archive_read_support_format_tar(ra.a);
+    sys::archive().read_support_format_tar(ra.a);
     if (compression == Compression::xz) {
-        archive_read_support_filter_xz(ra.a);
+        sys::archive().read_support_filter_xz(ra.a);
     } else {
-        archive_read_support_filter_gzip(ra.a);
+        sys::archive().read_support_filter_gzip(ra.a);
     }
     std::string name = path.filename().string();
-    if (archive_read_open_filename(ra.a, path.c_str(), 1 << 16) != ARCHIVE_OK) {
+    if (sys::archive().read_open_filename(ra.a, path.c_str(), 1 << 16) != ARCHIVE_OK) {
         return broken(name,
-                      archive_error_string(ra.a) ? archive_error_string(ra.a) : "cannot open");
+                      sys::archive().error_string(ra.a) ? sys::archive().error_string(ra.a)
+                                                        : "cannot open");
     }
     FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     if (root.fd < 0) {
@@ -418,18 +417,19 @@ Result<Extracted> extract(const fs::path& path,
     bool checked_format = false;
     while (true) {
         struct archive_entry* e = nullptr;
-        int r = archive_read_next_header(ra.a, &e);
+        int r = sys::archive().read_next_header(ra.a, &e);
         if (r == ARCHIVE_EOF) {
             break;
         }
         if (r < ARCHIVE_WARN) {
-            return broken(
-                name, archive_error_string(ra.a) ? archive_error_string(ra.a) : "corrupt header");
+            return broken(name,
+                          sys::archive().error_string(ra.a) ? sys::archive().error_string(ra.a)
+                                                            : "corrupt header");
         }
         if (!checked_format) {
             checked_format = true;
             int want = compression == Compression::xz ? ARCHIVE_FILTER_XZ : ARCHIVE_FILTER_GZIP;
-            if (archive_filter_code(ra.a, 0) != want) {
+            if (sys::archive().filter_code(ra.a, 0) != want) {
                 return broken(name,
                               std::string("not ") +
                                   (compression == Compression::xz ? "xz" : "gzip") + "-compressed");

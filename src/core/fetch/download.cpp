@@ -3,8 +3,7 @@
 #include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../sha256.hpp"
-
-#include <curl/curl.h>
+#include "../sys/dynlib.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,7 +20,7 @@ namespace fs = std::filesystem;
 
 void global_init() {
     static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    std::call_once(once, [] { sys::curl().global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 namespace {
@@ -29,13 +28,13 @@ namespace {
 constexpr const char* k_user_agent = "cudaenv/0.1";
 
 struct CurlHandle {
-    CURL* h = curl_easy_init();
+    CURL* h = sys::curl().easy_init();
 
     CurlHandle() = default;
     CurlHandle(const CurlHandle&) = delete;
     CurlHandle& operator=(const CurlHandle&) = delete;
 
-    ~CurlHandle() { curl_easy_cleanup(h); }
+    ~CurlHandle() { sys::curl().easy_cleanup(h); }
 };
 
 struct CurlList {
@@ -45,7 +44,7 @@ struct CurlList {
     CurlList(const CurlList&) = delete;
     CurlList& operator=(const CurlList&) = delete;
 
-    ~CurlList() { curl_slist_free_all(l); }
+    ~CurlList() { sys::curl().slist_free_all(l); }
 };
 
 /// Why a transfer was aborted from inside a callback.
@@ -104,7 +103,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
 /// On the first body bytes, decides what this response means for the partial file.
 bool start_body(Transfer* t) {
     t->started = true;
-    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->status);
+    sys::curl().easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->status);
     if (t->status < 200 || t->status >= 300) {
         t->discard = true;
         return true;
@@ -250,29 +249,29 @@ bool retryable(CURLcode rc) {
 }
 
 void apply_policy(CURL* h, const std::string& url, const Policy& p) {
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, k_user_agent);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, p.allow_http ? "https,http" : "https");
+    sys::curl().easy_setopt(h, CURLOPT_URL, url.c_str());
+    sys::curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    sys::curl().easy_setopt(h, CURLOPT_USERAGENT, k_user_agent);
+    sys::curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    sys::curl().easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    sys::curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, p.allow_http ? "https,http" : "https");
     // A redirect may stay on http only when the URL itself is plain http (a configured mirror);
     // an https download is never redirected to http.
     bool is_https = url.rfind("https://", 0) == 0;
-    curl_easy_setopt(
+    sys::curl().easy_setopt(
         h, CURLOPT_REDIR_PROTOCOLS_STR, !is_https && p.allow_http ? "https,http" : "https");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, p.connect_timeout_s);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, p.low_speed_bytes);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, p.low_speed_time_s);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    sys::curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT, p.connect_timeout_s);
+    sys::curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, p.low_speed_bytes);
+    sys::curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, p.low_speed_time_s);
+    sys::curl().easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    sys::curl().easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!p.cacert.empty()) {
-        curl_easy_setopt(h, CURLOPT_CAINFO, p.cacert.c_str());
+        sys::curl().easy_setopt(h, CURLOPT_CAINFO, p.cacert.c_str());
     }
 }
 
 std::string curl_message(CURLcode rc, const char* errbuf) {
-    return errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+    return errbuf[0] ? std::string(errbuf) : std::string(sys::curl().easy_strerror(rc));
 }
 
 void backoff(const Policy& p, int attempt) {
@@ -354,19 +353,19 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         t.progress = &progress;
         t.cancel = r.cancel;
         apply_policy(curl.h, r.url, policy);
-        curl_easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
-        curl_easy_setopt(curl.h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(curl.h, CURLOPT_WRITEDATA, &t);
-        curl_easy_setopt(curl.h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(curl.h, CURLOPT_HEADERDATA, &t);
-        curl_easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
+        sys::curl().easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEFUNCTION, on_body);
+        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEDATA, &t);
+        sys::curl().easy_setopt(curl.h, CURLOPT_HEADERFUNCTION, on_header);
+        sys::curl().easy_setopt(curl.h, CURLOPT_HEADERDATA, &t);
+        sys::curl().easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
         if (base > 0) {
             std::string range = std::to_string(base) + "-";
-            curl_easy_setopt(curl.h, CURLOPT_RANGE, range.c_str());
+            sys::curl().easy_setopt(curl.h, CURLOPT_RANGE, range.c_str());
         }
-        CURLcode rc = curl_easy_perform(curl.h);
+        CURLcode rc = sys::curl().easy_perform(curl.h);
         if (!t.started) {
-            curl_easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &t.status);
+            sys::curl().easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &t.status);
         }
         // No fsync: a download is transient (deleted once extracted) and is re-hashed before any
         // use, so a power loss can only cost a re-download. The extracted tree is synced before
@@ -460,8 +459,8 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
         CurlHandle curl;
         char errbuf[CURL_ERROR_SIZE] = {0};
         apply_policy(curl.h, url, policy);
-        curl_easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
-        curl_easy_setopt(
+        sys::curl().easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        sys::curl().easy_setopt(
             curl.h,
             CURLOPT_WRITEFUNCTION,
             +[](char* d, std::size_t s, std::size_t n, void* u) -> std::size_t {
@@ -473,10 +472,10 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
                 k->data.append(d, s * n);
                 return s * n;
             });
-        curl_easy_setopt(curl.h, CURLOPT_WRITEDATA, &sink);
-        CURLcode rc = curl_easy_perform(curl.h);
+        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEDATA, &sink);
+        CURLcode rc = sys::curl().easy_perform(curl.h);
         long status = 0;
-        curl_easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &status);
+        sys::curl().easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &status);
         if (sink.too_large) {
             return Error(ErrorCode::integrity,
                          "'" + url + "' is larger than " + std::to_string(max_bytes) + " bytes");

@@ -1,0 +1,64 @@
+// Loading libcurl and libarchive on first use (dlopen), so that the commands that neither download
+// nor extract (version, which, global, the shims) do not pay for loading their dependency trees at
+// every start: libcurl's alone (gnutls, p11-kit, krb5, ldap, ...) costs about 20 ms here.
+#pragma once
+
+#define CURL_DISABLE_TYPECHECK 1
+#include <archive.h>
+#include <archive_entry.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+namespace cudaenv::sys {
+
+struct CurlApi {
+    decltype(&::curl_global_init) global_init;
+    decltype(&::curl_easy_init) easy_init;
+    decltype(&::curl_easy_cleanup) easy_cleanup;
+    decltype(&::curl_easy_setopt) easy_setopt;
+    decltype(&::curl_easy_perform) easy_perform;
+    decltype(&::curl_easy_getinfo) easy_getinfo;
+    decltype(&::curl_easy_strerror) easy_strerror;
+    decltype(&::curl_slist_free_all) slist_free_all;
+};
+
+struct ArchiveApi {
+    decltype(&::archive_read_new) read_new;
+    decltype(&::archive_read_free) read_free;
+    decltype(&::archive_read_support_format_tar) read_support_format_tar;
+    decltype(&::archive_read_support_filter_xz) read_support_filter_xz;
+    decltype(&::archive_read_support_filter_gzip) read_support_filter_gzip;
+    decltype(&::archive_read_open_filename) read_open_filename;
+    decltype(&::archive_read_next_header) read_next_header;
+    decltype(&::archive_read_data) read_data;
+    decltype(&::archive_error_string) error_string;
+    decltype(&::archive_filter_code) filter_code;
+    decltype(&::archive_entry_pathname) entry_pathname;
+    decltype(&::archive_entry_hardlink) entry_hardlink;
+    decltype(&::archive_entry_filetype) entry_filetype;
+    decltype(&::archive_entry_perm) entry_perm;
+    decltype(&::archive_entry_symlink) entry_symlink;
+    decltype(&::archive_entry_size) entry_size;
+    decltype(&::archive_entry_size_is_set) entry_size_is_set;
+};
+
+struct CryptoApi {
+    decltype(&::EVP_MD_CTX_new) md_ctx_new;
+    decltype(&::EVP_MD_CTX_free) md_ctx_free;
+    decltype(&::EVP_DigestInit_ex) digest_init_ex;
+    decltype(&::EVP_DigestUpdate) digest_update;
+    decltype(&::EVP_DigestFinal_ex) digest_final_ex;
+    decltype(&::EVP_sha256) sha256;
+};
+
+/// OpenSSL's libcrypto (libcrypto.so.3), likewise: only hashing needs it.
+const CryptoApi& crypto();
+
+/// libcurl (libcurl.so.4), loaded once, thread-safe. Throws std::runtime_error naming the library
+/// when it cannot be loaded (a broken installation: the package depends on it).
+const CurlApi& curl();
+
+/// libarchive (libarchive.so.13), likewise.
+const ArchiveApi& archive();
+
+} // namespace cudaenv::sys
