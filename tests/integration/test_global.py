@@ -186,3 +186,39 @@ def test_the_real_loader_follows_the_switch(machine, tmp_path):
     assert "/usr/local/cuda/lib64/libcudart.so.12" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "12040"
     assert run_inside(tmp_path / "probe11").returncode != 0  # CUDA 11's program no longer finds its runtime
+
+
+def test_l3_foreign_cuda_conf_files_are_named(machine):
+    s = machine.sysroot
+    (s / "etc" / "ld.so.conf.d" / "988_cuda-12.conf").write_text("/usr/local/cuda-12.4/targets/x86_64-linux/lib\n")
+    (s / "etc" / "ld.so.conf.d" / "libc.conf").write_text("/usr/local/lib\n")
+    res = machine("global", "tf-2.13", "--json")
+    assert res.rc == 0, res
+    warnings = res.json()["warnings"]
+    assert len(warnings) == 1 and "/etc/ld.so.conf.d/988_cuda-12.conf" in warnings[0]
+    assert "cudaenv: warning: /etc/ld.so.conf.d/988_cuda-12.conf also lists" in res.err
+
+
+def test_l5_library_path_override_is_warned_by_which(machine):
+    (machine.tmp / ".cuda-version").write_text("tf-2.13\n")
+    res = machine("which", "nvcc", env={"LD_LIBRARY_PATH": "/usr/local/cuda-10.2/lib64:/opt/mine"})
+    assert res.rc == 0
+    assert "warning: LD_LIBRARY_PATH has '/usr/local/cuda-10.2/lib64'" in res.err
+    assert "/opt/mine" not in res.err
+
+
+def test_c2_install_switch_and_uninstall_at_once_are_serialised(machine):
+    """Three state changes started together: the lock serialises them, and the journal agrees
+    with the link at the end."""
+    import time as _time
+    assert machine("install", "11.8").rc == 0
+    e = dict(machine.env, CUDAENV_FAILPOINTS="lock-acquired:sleep=1")
+    procs = [subprocess.Popen([EXE, *args], env=e, cwd=machine.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for args in (["global", "tf-2.16"], ["uninstall", "11.8.0"], ["install", "11.8+cudnn-8.6", "--json"])]
+    for p in procs:
+        p.communicate(timeout=120)
+    assert [p.returncode for p in procs] == [0, 0, 0]
+    state = json.loads((machine.root / "state.json").read_text())
+    assert state["global"] == TF216 and "pending" not in state
+    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF216}"
+    assert not (machine.root / "versions" / "11.8.0").exists()

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <ostream>
@@ -146,6 +147,27 @@ int run_prefix(const std::string& spec, Context& ctx) {
     return 0;
 }
 
+/// LD_LIBRARY_PATH entries for another CUDA override what the selection and the ld.so cache give
+/// (reliability.md L5): say so on stderr.
+void warn_library_path(Context& ctx, const std::filesystem::path& prefix) {
+    std::string ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
+    std::size_t pos = 0;
+    while (pos <= ld.size()) {
+        auto end = ld.find(':', pos);
+        std::string item = ld.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? ld.size() + 1 : end + 1;
+        std::string lower = item;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
+            return static_cast<char>(std::tolower(c));
+        });
+        if (!item.empty() && lower.find("cuda") != std::string::npos &&
+            item.rfind(prefix.string(), 0) != 0) {
+            *ctx.err << "cudaenv: warning: LD_LIBRARY_PATH has '" << item
+                     << "', which overrides the selected version's libraries for every program\n";
+        }
+    }
+}
+
 int run_which(const std::string& tool, Context& ctx) {
     auto sel = current(ctx);
     if (!sel) {
@@ -153,9 +175,11 @@ int run_which(const std::string& tool, Context& ctx) {
     }
     auto root = ctx.root();
     if (sel->version) {
-        auto path = root.versions() / *sel->version / "bin" / tool;
+        auto prefix = root.versions() / *sel->version;
+        auto path = prefix / "bin" / tool;
         if (::access(path.c_str(), X_OK) == 0) {
             *ctx.out << path.string() << "\n";
+            warn_library_path(ctx, prefix);
             return 0;
         }
     }
@@ -270,6 +294,9 @@ int report_switch(Context& ctx,
                   const activate::SwitchOutcome& out,
                   const activate::Machine& m,
                   bool dry_run) {
+    for (const auto& w : out.warnings) {
+        *ctx.err << "cudaenv: warning: " << w << "\n";
+    }
     if (ctx.json) {
         emit_json(ctx,
                   {{"command", command},
@@ -280,7 +307,8 @@ int report_switch(Context& ctx,
                    {"previous", out.previous},
                    {"ldconfig_ran", out.ldconfig_ran},
                    {"link", m.link().string()},
-                   {"ld_conf", m.conf().string()}});
+                   {"ld_conf", m.conf().string()},
+                   {"warnings", out.warnings}});
     } else if (!out.changed) {
         *ctx.out << out.version << " is already the global version\n";
     } else {

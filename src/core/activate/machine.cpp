@@ -358,6 +358,44 @@ void sweep_link_dir(const Machine& m) {
     }
 }
 
+/// Conf files other than ours that list CUDA library folders (NVIDIA's packages write
+/// 000_cuda.conf, 988_cuda-12.conf, ...): the loader's choice between copies is not guaranteed.
+std::vector<std::string> foreign_cuda_confs(const Machine& m) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(m.conf().parent_path(), ec), end; !ec && it != end;
+         it.increment(ec)) {
+        if (it->path().extension() == ".conf" && it->path().filename() != k_ld_conf_name) {
+            files.push_back(it->path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        auto text = read_text_file(f);
+        if (!text) {
+            continue;
+        }
+        std::size_t pos = 0;
+        while (pos < text->size()) {
+            auto end = text->find('\n', pos);
+            std::string line =
+                text->substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+            pos = end == std::string::npos ? text->size() : end + 1;
+            std::string lower = line;
+            std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
+                return static_cast<char>(std::tolower(c));
+            });
+            if (!line.empty() && line[0] != '#' && lower.find("cuda") != std::string::npos) {
+                out.push_back(m.inside(f) + " also lists " + line +
+                              "; which copy of a CUDA library loads first is not guaranteed");
+                break;
+            }
+        }
+    }
+    return out;
+}
+
 json link_json(const LinkState& s) {
     static const char* names[] = {
         "absent", "ours", "foreign_link", "alternatives", "directory", "other"};
@@ -473,6 +511,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     state["global"] = version;
     state.erase("pending");
     CUDAENV_TRY(write_state(root, state));
+    out.warnings = foreign_cuda_confs(m);
     return out;
 }
 

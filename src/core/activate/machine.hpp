@@ -51,6 +51,9 @@ struct SwitchOutcome {
     std::string version;
     std::string previous; ///< previous global ("system" when none)
     bool ldconfig_ran = false;
+    /// Other ld.so.conf.d files naming CUDA library folders (reliability.md L3): their libraries
+    /// may shadow the switched version's.
+    std::vector<std::string> warnings;
 };
 
 /// Makes `version` (installed) the machine's CUDA. conflict (7) for a link cudaenv does not own
