@@ -222,3 +222,31 @@ def test_c2_install_switch_and_uninstall_at_once_are_serialised(machine):
     assert state["global"] == TF216 and "pending" not in state
     assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF216}"
     assert not (machine.root / "versions" / "11.8.0").exists()
+
+
+def test_s4_switch_to_a_version_that_is_not_installed(machine):
+    assert machine("global", "tf-2.13").rc == 0
+    res = machine("global", "12.9")
+    assert_one_line_error(res, 7)
+    assert "help: cudaenv install 12.9" in res.err
+    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF213}"
+
+
+def test_s8_root_reached_through_a_symlink_gives_a_canonical_target(machine):
+    s = machine.sysroot
+    alias = s / "opt" / "cudaenv-alias"
+    alias.symlink_to("cudaenv")  # /opt/cudaenv-alias -> cudaenv, inside the sysroot
+    res = machine("global", "tf-2.16", env={"CUDAENV_ROOT": str(alias)})
+    assert res.rc == 0, res
+    assert link(s) == f"/opt/cudaenv/versions/{TF216}"
+
+
+def test_l2_no_entry_refers_to_a_removed_version(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    assert machine("uninstall", TF216).rc == 0
+    assert machine("global", "tf-2.13", "--json").json()["changed"] is False
+    confs = "".join(p.read_text() for p in (s / "etc" / "ld.so.conf.d").iterdir())
+    assert TF216 not in confs
+    assert all(TF216 not in path for path in cache(s).values())
+    assert "libcudart.so.11.0" in cache(s)

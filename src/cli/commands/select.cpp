@@ -337,7 +337,10 @@ int run_global(const GlobalCli& o, Context& ctx) {
     }
     auto version = activate::match_installed(root, (*cat)->frameworks, o.spec);
     if (!version) {
-        return report_error(ctx, version.error(), "global");
+        // Switching the machine to what is not there is a state conflict (reliability.md S4).
+        Error e = version.error();
+        e.code = ErrorCode::conflict;
+        return report_error(ctx, e, "global");
     }
     if (auto refused = check_project_framework(ctx, **cat, *version, o.spec, o.force)) {
         return report_error(ctx, *refused, "global");

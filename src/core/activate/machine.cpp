@@ -439,7 +439,11 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     }
     auto state = read_state(root);
     out.previous = state.value("global", "system");
-    std::string target = m.inside(vdir);
+    // The link's target is the canonical path (a root reached through a symlink included), so that
+    // the link works from any directory and does not depend on that symlink staying (S8).
+    Machine canon = m;
+    canon.sysroot = fs::weakly_canonical(m.sysroot, ec);
+    std::string target = canon.inside(fs::weakly_canonical(vdir, ec));
     std::string conf_content = m.inside(m.link()) + "/lib64\n";
     auto cur = read_link_state(m, root);
     auto conf_now = read_text_file(m.conf());
@@ -504,7 +508,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
         has_cudnn = j.is_object() && !j.value("cudnn", std::string()).empty();
     }
     out.ldconfig_ran = true;
-    if (auto st = ldconfig_and_verify(m, vdir, has_cudnn); !st) {
+    if (auto st = ldconfig_and_verify(canon, fs::weakly_canonical(vdir, ec), has_cudnn); !st) {
         return undo(std::move(st).error().with_context("switching to " + version +
                                                        " (put back as it was)"));
     }
