@@ -4,8 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <ostream>
 
 #ifndef CUDAENV_SOURCE_MANIFESTS
@@ -13,6 +16,29 @@
 #endif
 
 namespace cudaenv::cli {
+
+void capture_process(Context& ctx, char** environ_) {
+    for (char** e = environ_; *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq != std::string::npos) {
+            ctx.env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+        }
+    }
+    ctx.stderr_tty = ::isatty(2) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end();
+    std::error_code ec;
+    ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    ctx.cwd = std::filesystem::current_path(ec);
+    ctx.out = &std::cout;
+    ctx.err = &std::cerr;
+}
+
+std::string started_as(const Context& ctx, const char* argv0) {
+    if (auto forced = ctx.getenv("CUDAENV_FORCE_ARG0")) {
+        return *forced;
+    }
+    return std::filesystem::path(argv0).filename().string();
+}
 
 std::optional<std::string> Context::getenv(const std::string& name) const {
     auto it = env.find(name);

@@ -72,6 +72,13 @@ struct Context {
     std::optional<manifest::Catalog> m_frameworks;
 };
 
+/// Fills a Context from this process, once, at the start of main: the environment, the
+/// executable's path, the working directory, stdout/stderr and whether stderr is a terminal.
+void capture_process(Context& ctx, char** environ_);
+
+/// The name a process was started under (argv[0]'s file name, or CUDAENV_FORCE_ARG0 for tests).
+std::string started_as(const Context& ctx, const char* argv0);
+
 /// Prints an error as the contract says: one line "cudaenv: error: ..." and "help:" lines on
 /// stderr; with --json also a document on stdout. Returns the exit code.
 int report_error(Context& ctx, const Error& error, const std::string& command);

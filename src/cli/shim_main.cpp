@@ -13,22 +13,9 @@ extern char** environ;
 
 int main(int argc, char** argv) {
     cudaenv::cli::Context ctx;
-    for (char** e = environ; *e; ++e) {
-        std::string kv = *e;
-        auto eq = kv.find('=');
-        if (eq != std::string::npos) {
-            ctx.env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-        }
-    }
-    std::error_code ec;
-    ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
-    ctx.cwd = std::filesystem::current_path(ec);
-    ctx.out = &std::cout;
-    ctx.err = &std::cerr;
+    cudaenv::cli::capture_process(ctx, environ);
     try {
-        std::string arg0 = ctx.env.count("CUDAENV_FORCE_ARG0")
-                               ? ctx.env["CUDAENV_FORCE_ARG0"]
-                               : std::filesystem::path(argv[0]).filename().string();
+        std::string arg0 = cudaenv::cli::started_as(ctx, argv[0]);
         if (arg0 == "cudaenv-shim") {
             if (argc >= 2 && std::string(argv[1]) == "__hook") {
                 return cudaenv::cli::run_hook(argc >= 3 ? argv[2] : "", ctx);
