@@ -15,16 +15,10 @@ namespace {
 /// Removes `prefix`-owned entries (those the hook added) from a ':' list.
 std::string strip_entries(const std::string& list, const std::vector<std::string>& ours) {
     std::string out;
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-        auto end = list.find(':', pos);
-        std::string item =
-            list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        pos = end == std::string::npos ? list.size() + 1 : end + 1;
-        if (item.empty() || std::find(ours.begin(), ours.end(), item) != ours.end()) {
-            continue;
+    for (const auto& item : activate::split_path_list(list)) {
+        if (std::find(ours.begin(), ours.end(), item) == ours.end()) {
+            out += (out.empty() ? "" : ":") + item;
         }
-        out += (out.empty() ? "" : ":") + item;
     }
     return out;
 }

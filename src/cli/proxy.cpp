@@ -1,5 +1,6 @@
 #include "proxy.hpp"
 
+#include "core/activate/environment.hpp"
 #include "core/activate/selection.hpp"
 #include "core/activate/shims.hpp"
 #include "core/install/install.hpp"
@@ -20,13 +21,8 @@ constexpr int k_max_depth = 8;
 /// `tool` on PATH, skipping the shims folder (for `system`).
 std::string
 find_on_path(const std::string& path, const std::string& tool, const std::string& shims) {
-    std::size_t pos = 0;
-    while (pos <= path.size()) {
-        auto end = path.find(':', pos);
-        std::string dir =
-            path.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        pos = end == std::string::npos ? path.size() + 1 : end + 1;
-        if (dir.empty() || dir == shims) {
+    for (const auto& dir : activate::split_path_list(path)) {
+        if (dir == shims) {
             continue;
         }
         std::string candidate = dir + "/" + tool;

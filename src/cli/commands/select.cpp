@@ -150,12 +150,7 @@ int run_prefix(const std::string& spec, Context& ctx) {
 /// LD_LIBRARY_PATH entries for another CUDA override what the selection and the ld.so cache give
 /// (reliability.md L5): say so on stderr.
 void warn_library_path(Context& ctx, const std::filesystem::path& prefix) {
-    std::string ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
-    std::size_t pos = 0;
-    while (pos <= ld.size()) {
-        auto end = ld.find(':', pos);
-        std::string item = ld.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        pos = end == std::string::npos ? ld.size() + 1 : end + 1;
+    for (const auto& item : activate::split_path_list(ctx.getenv("LD_LIBRARY_PATH").value_or(""))) {
         std::string lower = item;
         std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) {
             return static_cast<char>(std::tolower(c));

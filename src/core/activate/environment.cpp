@@ -7,22 +7,29 @@ namespace cudaenv::activate {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-/// `first` entries, then `list` without empty entries, duplicates or entries under `drop`.
-std::string
-prepend(const std::vector<std::string>& first, const std::string& list, const std::string& drop) {
-    std::vector<std::string> out = first;
+std::vector<std::string> split_path_list(const std::string& list) {
+    std::vector<std::string> out;
     std::size_t pos = 0;
     while (pos <= list.size()) {
         auto end = list.find(':', pos);
         std::string item =
             list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
         pos = end == std::string::npos ? list.size() + 1 : end + 1;
-        if (item.empty() || item.rfind(drop, 0) == 0) {
-            continue;
+        if (!item.empty()) {
+            out.push_back(std::move(item));
         }
-        if (std::find(out.begin(), out.end(), item) == out.end()) {
+    }
+    return out;
+}
+
+namespace {
+
+/// `first` entries, then `list` without empty entries, duplicates or entries under `drop`.
+std::string
+prepend(const std::vector<std::string>& first, const std::string& list, const std::string& drop) {
+    std::vector<std::string> out = first;
+    for (const auto& item : split_path_list(list)) {
+        if (item.rfind(drop, 0) != 0 && std::find(out.begin(), out.end(), item) == out.end()) {
             out.push_back(item);
         }
     }

@@ -6,8 +6,12 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace cudaenv::activate {
+
+/// The entries of a ':'-separated list (PATH, LD_LIBRARY_PATH), empty ones dropped.
+std::vector<std::string> split_path_list(const std::string& list);
 
 /// The variables to set (not the whole environment): CUDA_HOME, CUDA_PATH, PATH,
 /// LD_LIBRARY_PATH. `versions_dir` is <root>/versions, whose other entries are dropped.

@@ -396,10 +396,22 @@ std::vector<std::string> foreign_cuda_confs(const Machine& m) {
     return out;
 }
 
+json link_json(const LinkState& s);
+
+/// What the journal records of the machine: the global choice, the link and our conf file.
+json machine_state(const Machine& m, const store::Root& root, const std::string& global);
+
 json link_json(const LinkState& s) {
     static const char* names[] = {
         "absent", "ours", "foreign_link", "alternatives", "directory", "other"};
     return {{"kind", names[static_cast<int>(s.kind)]}, {"target", s.target}};
+}
+
+json machine_state(const Machine& m, const store::Root& root, const std::string& global) {
+    auto conf = read_text_file(m.conf());
+    json j{{"global", global}, {"link", link_json(read_link_state(m, root))}};
+    j["conf"] = conf ? json(*conf) : json();
+    return j;
 }
 
 /// Puts link and conf back as `prev` (from the journal) describes them, then runs ldconfig.
@@ -471,8 +483,8 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
     sweep_link_dir(m);
-    json prev{{"global", out.previous}, {"link", link_json(cur)}};
-    prev["conf"] = conf_now ? json(*conf_now) : json();
+    cur = read_link_state(m, root); // again, under the lock
+    json prev = machine_state(m, root, out.previous);
     if (cur.kind == LinkState::Kind::directory) {
         fs::path moved = m.link();
         moved += ".cudaenv-moved-" + random_suffix();
@@ -537,10 +549,7 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
     sweep_link_dir(m);
-    auto cur = read_link_state(m, root);
-    auto conf_now = read_text_file(m.conf());
-    json now{{"global", out.previous}, {"link", link_json(cur)}};
-    now["conf"] = conf_now ? json(*conf_now) : json();
+    json now = machine_state(m, root, out.previous);
     restore(m, prev);
     out.ldconfig_ran = true;
     if (out.version == "system") {
