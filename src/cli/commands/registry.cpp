@@ -21,6 +21,9 @@ const CommandSpec k_commands[] = {
     {"which", "Print the path of a tool in the selected version", &setup_select},
     {"exec", "Run a command with the selected version's environment", &setup_select},
     {"env", "Print the selected version's environment as shell exports", &setup_select},
+    {"doctor",
+     "Diagnose the GPU stack layer by layer, with the fix for each finding",
+     &setup_doctor},
     {"rehash", "Make a shim for every tool in the installed versions", &setup_shell},
     {"init",
      "Shell integration: shims on PATH, the shell function, the hook, completions",
@@ -36,6 +39,10 @@ const CommandSpec k_commands[] = {
     {"__check-libs",
      "dlopen libraries (the child install runs to verify)",
      &setup_check_libs,
+     true},
+    {"__doctor-query",
+     "load one library and print what it says (the child doctor runs)",
+     &setup_doctor,
      true},
 };
 

@@ -3,13 +3,12 @@
 #include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../store/lock.hpp"
+#include "../sys/process.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +16,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <random>
-#include <thread>
 
 extern char** environ;
 
@@ -112,101 +110,6 @@ std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::strin
     return out;
 }
 
-namespace {
-
-fs::path ldconfig_path(const Machine& m) {
-    if (!m.ldconfig.empty()) {
-        return m.ldconfig;
-    }
-    for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
-        if (::access(p, X_OK) == 0) {
-            return p;
-        }
-    }
-    return "/sbin/ldconfig";
-}
-
-struct Ran {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-/// Runs ldconfig (with -r for a sysroot) with a timeout, capturing its output.
-Result<Ran> run_ldconfig(const Machine& m, const std::vector<std::string>& extra) {
-    std::vector<std::string> args{ldconfig_path(m).string()};
-    if (!(m.sysroot == "/" || m.sysroot.empty())) {
-        args.push_back("-r");
-        args.push_back(m.sysroot.string());
-    }
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) {
-        argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(out[1]);
-    ::close(err[1]);
-    Ran r;
-    if (rc != 0) {
-        ::close(out[0]);
-        ::close(err[0]);
-        return Error(ErrorCode::filesystem, "cannot run '" + args[0] + "': " + errno_text(rc));
-    }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    int open_fds = 2;
-    char buf[4096];
-    while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
-        if (::poll(fds, 2, 200) < 0 && errno != EINTR) {
-            break;
-        }
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP))) {
-                ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-                if (n <= 0) {
-                    ::close(fds[i].fd);
-                    fds[i].fd = -1;
-                    --open_fds;
-                } else {
-                    (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-                }
-            }
-        }
-    }
-    for (auto& f : fds) {
-        if (f.fd >= 0) {
-            ::close(f.fd);
-        }
-    }
-    // Its pipes are closed (or the deadline passed); wait for the exit itself, up to the deadline.
-    int status = 0;
-    pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (done == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        return Error(ErrorCode::filesystem, "'" + args[0] + "' did not finish within 120 s");
-    }
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status)
-                                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    return r;
-}
-
 /// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
 /// symlinks the way the machine would: an absolute target restarts at the sysroot.
 fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
@@ -248,6 +151,35 @@ fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
         cur = next;
     }
     return cur;
+}
+
+namespace {
+
+fs::path ldconfig_path(const Machine& m) {
+    if (!m.ldconfig.empty()) {
+        return m.ldconfig;
+    }
+    for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
+        if (::access(p, X_OK) == 0) {
+            return p;
+        }
+    }
+    return "/sbin/ldconfig";
+}
+
+/// Runs ldconfig (with -r for a sysroot) with a timeout, capturing its output.
+Result<sys::ProcessResult> run_ldconfig(const Machine& m, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{ldconfig_path(m).string()};
+    if (!(m.sysroot == "/" || m.sysroot.empty())) {
+        args.push_back("-r");
+        args.push_back(m.sysroot.string());
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = CUDAENV_TRY(sys::run_process(args));
+    if (r.timed_out) {
+        return Error(ErrorCode::filesystem, "'" + args[0] + "' did not finish within 120 s");
+    }
+    return r;
 }
 
 Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool has_cudnn) {
@@ -561,6 +493,17 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
     state.erase("pending");
     CUDAENV_TRY(write_state(root, state));
     return out;
+}
+
+Result<std::string> print_ld_cache(const Machine& m) {
+    auto ran = CUDAENV_TRY(run_ldconfig(m, {"-p"}));
+    if (ran.status != 0) {
+        auto line = ran.err.substr(0, ran.err.find('\n'));
+        return Error(ErrorCode::filesystem,
+                     "ldconfig -p failed (exit " + std::to_string(ran.status) + ")" +
+                         (line.empty() ? "" : ": " + line));
+    }
+    return std::move(ran.out);
 }
 
 } // namespace cudaenv::activate

@@ -30,6 +30,11 @@ struct Machine {
     std::string inside(const std::filesystem::path& p) const;
 };
 
+/// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
+/// symlinks the way the machine would: an absolute target restarts at the sysroot.
+std::filesystem::path resolve_in_sysroot(const std::filesystem::path& sysroot,
+                                         const std::filesystem::path& inside);
+
 /// What is at <sysroot>/usr/local/cuda.
 struct LinkState {
     enum class Kind { absent, ours, foreign_link, alternatives, directory, other };
@@ -66,6 +71,9 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
 
 /// Returns the machine to the state before the last switch (link, conf file, global choice).
 Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o);
+
+/// `ldconfig -p` for the machine: the loader cache under the sysroot, as ldconfig prints it.
+Result<std::string> print_ld_cache(const Machine& m);
 
 /// Parses `ldconfig -p` output: SONAME -> path, first entry per SONAME.
 std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::string_view text);

@@ -43,6 +43,8 @@ struct Root {
 
     std::filesystem::path state_file() const { return dir / "state.json"; }
 
+    std::filesystem::path shims() const { return dir / "shims"; }
+
     /// Creates the layout; refuses a root that others may write (P2) or that we cannot.
     Status prepare() const;
 

@@ -1,0 +1,95 @@
+// Probe 5: each GPU's compute capability (NVML, else the manifests' GPU table by name) against the
+// selected CUDA's SM range.
+#include "probes.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+/// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") the name contains; the
+/// longest such wins ("RTX 3060 Ti" over "RTX 3060").
+std::optional<unsigned> cc_from_table(Host& h, const std::string& name) {
+    std::string n = lower(name);
+    std::optional<unsigned> best;
+    std::size_t best_len = 0;
+    for (const auto& g : h.gpu_table()) {
+        std::string model = lower(g.name);
+        for (const char* prefix : {"nvidia ", "geforce "}) {
+            if (model.rfind(prefix, 0) == 0) {
+                model = model.substr(std::string_view(prefix).size());
+            }
+        }
+        if (model.size() > best_len && n.find(model) != std::string::npos) {
+            best = g.compute_capability;
+            best_len = model.size();
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+Finding arch(Host& h) {
+    const auto* rel = h.cuda_release();
+    if (!rel || !rel->sm) {
+        return skip("the manifests know no SM range for the selected CUDA");
+    }
+    const auto& pci = h.pci_gpus();
+    const auto& nvml = h.driver().gpus;
+    std::size_t n = std::max(pci.size(), nvml.size());
+    std::vector<std::string> details, too_old, too_new, unknown, fine;
+    std::string range = sm(rel->sm->min) + " to " + sm(rel->sm->max);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::string name = i < nvml.size() && !nvml[i].name.empty() ? nvml[i].name
+                           : i < pci.size()                         ? pci[i].name
+                                                                    : std::string();
+        std::optional<unsigned> cc = i < nvml.size() ? nvml[i].compute_capability : std::nullopt;
+        std::string from = "NVML";
+        if (!cc && !name.empty()) {
+            cc = cc_from_table(h, name);
+            from = "the GPU table";
+        }
+        std::string label = gpu_label(i, name);
+        if (!cc) {
+            unknown.push_back(label);
+            details.push_back(label + ": compute capability unknown");
+            continue;
+        }
+        details.push_back(label + ": compute capability " + cc_dotted(*cc) + " (from " + from +
+                          ")");
+        if (*cc < rel->sm->min) {
+            too_old.push_back(label + " " + sm(*cc));
+        } else if (*cc > rel->sm->max) {
+            too_new.push_back(label + " " + sm(*cc));
+        } else {
+            fine.push_back(label + " " + sm(*cc));
+        }
+    }
+    std::string cuda = "CUDA " + rel->version.truncated(2).str();
+    if (!too_old.empty()) {
+        return fail(join(too_old) + " is older than " + cuda + " supports (" + range + ")",
+                    "select a CUDA that still builds for it (an older major: cudaenv list "
+                    "--available), or use a newer GPU",
+                    details);
+    }
+    if (!too_new.empty()) {
+        return warn(join(too_new) + " is newer than " + cuda + "'s newest target (" +
+                        sm(rel->sm->max) +
+                        "): kernels run only if the program carries PTX the driver can JIT",
+                    "select a newer CUDA that builds for it natively (cudaenv list --available)",
+                    details);
+    }
+    if (fine.empty()) {
+        return skip("compute capability unknown for " + join(unknown), details);
+    }
+    return ok(join(fine) + " within " + cuda + "'s " + range, details);
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,46 @@
+// Probe 12: inside Docker, Podman or Kubernetes: GPU device nodes, NVIDIA_VISIBLE_DEVICES, and
+// cuDNN in the image's loader cache.
+#include "probes.hpp"
+
+namespace cudaenv::doctor::checks {
+
+Finding container(Host& h) {
+    std::string kind = h.container();
+    if (kind.empty()) {
+        return skip("not in a container");
+    }
+    std::vector<std::string> details{"container: " + kind};
+    auto visible = h.env("NVIDIA_VISIBLE_DEVICES");
+    details.push_back("NVIDIA_VISIBLE_DEVICES=" + visible.value_or("(unset)"));
+    bool nodes = h.exists("/dev/nvidiactl") && h.exists("/dev/nvidia0");
+    std::string gpus_flag =
+        kind == "podman" ? "podman run --device nvidia.com/gpu=all …"
+        : kind == "kubernetes"
+            ? "request nvidia.com/gpu in the pod's resources (NVIDIA device plugin)"
+            : "docker run --gpus all … (with the NVIDIA Container Toolkit)";
+    if (!nodes) {
+        return fail("in " + kind + " without GPU access: /dev/nvidiactl or /dev/nvidia0 missing",
+                    "start it with the GPUs: " + gpus_flag,
+                    details);
+    }
+    if (visible && (*visible == "void" || *visible == "none" || visible->empty())) {
+        return warn(
+            "NVIDIA_VISIBLE_DEVICES=" + (visible->empty() ? std::string("\"\"") : *visible) +
+                ": the container runtime exposes no GPU",
+            "start it with NVIDIA_VISIBLE_DEVICES=all (or " + gpus_flag + ")",
+            details);
+    }
+    bool cudnn = false;
+    for (const auto& e : h.ld_cache()) {
+        cudnn = cudnn || e.soname.rfind("libcudnn.so.", 0) == 0;
+    }
+    if (!cudnn) {
+        return warn("no cuDNN in the image's loader cache (a …-runtime image without cuDNN?)",
+                    "use a …-cudnn-runtime image, or cudaenv install <cuda>+cudnn-<version> && "
+                    "cudaenv global <version> in the image",
+                    details);
+    }
+    return ok("in " + kind + " with GPU device nodes and cuDNN in the loader cache", details);
+}
+
+} // namespace cudaenv::doctor::checks

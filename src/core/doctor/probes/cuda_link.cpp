@@ -1,0 +1,81 @@
+// Probe 6: /usr/local/cuda: missing, dangling, a real directory, managed by update-alternatives,
+// a link cudaenv does not own, or cudaenv's; and what version it holds.
+#include "../../activate/machine.hpp"
+#include "../../fs.hpp"
+#include "probes.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+std::string installed_hint(Host& h) {
+    auto names = h.list(h.machine_path(h.config().root.versions()));
+    return names.empty() ? "cudaenv install <version> && cudaenv global <version>"
+                         : "cudaenv global " + names.back();
+}
+
+} // namespace
+
+Finding cuda_link(Host& h) {
+    activate::Machine m;
+    m.sysroot = h.config().sysroot;
+    auto state = activate::read_link_state(m, h.config().root);
+    using Kind = activate::LinkState::Kind;
+    std::vector<std::string> details;
+    // an interrupted switch (reliability.md F11): the journal names the version it was going to
+    if (auto text = read_text_file(h.config().root.state_file())) {
+        auto j = nlohmann::json::parse(*text, nullptr, false);
+        if (j.is_object() && j.contains("pending") && j["pending"].is_string()) {
+            return warn("an interrupted `cudaenv global " + j["pending"].get<std::string>() +
+                            "`: the link, ld.so.conf.d and the loader cache may disagree",
+                        "cudaenv global " + j["pending"].get<std::string>() +
+                            " (finishes it), or cudaenv rollback");
+        }
+    }
+    if (state.kind == Kind::absent) {
+        return warn("/usr/local/cuda does not exist: build scripts and frameworks that hard-code "
+                    "it find no CUDA",
+                    installed_hint(h));
+    }
+    if (state.kind == Kind::other) {
+        return fail("/usr/local/cuda is neither a link nor a folder",
+                    "sudo rm /usr/local/cuda && " + installed_hint(h));
+    }
+    std::string real = h.canonical("/usr/local/cuda");
+    if (state.kind != Kind::directory) {
+        details.push_back("/usr/local/cuda -> " + state.target + " (resolves to " + real + ")");
+        if (!h.is_dir(real)) {
+            return fail("/usr/local/cuda points to " + state.target +
+                            ", which does not exist (a removed toolkit?)",
+                        installed_hint(h) + " (or cudaenv rollback)",
+                        details);
+        }
+    }
+    auto version = h.toolkit_version("/usr/local/cuda");
+    std::string holds = version ? "CUDA " + version->str() : "an unknown CUDA version";
+    switch (state.kind) {
+    case Kind::ours:
+        return ok("cudaenv's link to " + state.target + " (" + holds + ")", details);
+    case Kind::alternatives:
+        return ok("managed by update-alternatives (" + state.target + " -> " + real + ", " + holds +
+                      "); `cudaenv global` takes it over only with --force",
+                  details);
+    case Kind::foreign_link:
+        return ok("a link to " + state.target + " (" + holds +
+                      ") not made by cudaenv; `cudaenv global` replaces it only with --force",
+                  details);
+    case Kind::directory:
+        return warn("/usr/local/cuda is a real directory (" + holds +
+                        ", a runfile or manual install): switching versions means moving it",
+                    "sudo mv /usr/local/cuda /usr/local/cuda-" +
+                        (version ? version->truncated(2).str() : std::string("old")) +
+                        " && cudaenv global <version> --force (cudaenv rollback restores it)",
+                    details);
+    default:
+        return ok(holds, details);
+    }
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,44 @@
+// Probe 1: NVIDIA GPUs on the PCI bus (vendor 0x10de, display class), named from pci.ids or NVML.
+#include "probes.hpp"
+
+namespace cudaenv::doctor::checks {
+
+Finding gpu(Host& h) {
+    const auto& gpus = h.pci_gpus();
+    if (gpus.empty()) {
+        if (h.in_wsl() && h.exists("/dev/dxg")) {
+            return ok("WSL2: the GPU is provided by the Windows host (/dev/dxg)");
+        }
+        std::string fix = h.container().empty()
+                              ? "check that the card is seated and powered and shows in "
+                                "`lspci -d 10de:`; in a virtual machine, pass the GPU through"
+                              : "start the container with GPU access: `docker run --gpus all …` "
+                                "(NVIDIA Container Toolkit)";
+        return fail("no NVIDIA GPU: no PCI device with vendor 0x10de under /sys/bus/pci/devices",
+                    fix);
+    }
+    std::vector<std::string> names, details;
+    const auto& nvml = h.driver().gpus;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        std::string name = gpus[i].name;
+        for (const auto& n : nvml) {
+            // NVML's bus id is "00000000:65:00.0"; sysfs says "0000:65:00.0"
+            if (name.empty() && !n.bus_id.empty() && n.bus_id.size() >= gpus[i].address.size() &&
+                n.bus_id.compare(n.bus_id.size() - gpus[i].address.size(),
+                                 gpus[i].address.size(),
+                                 gpus[i].address) == 0) {
+                name = n.name;
+            }
+        }
+        if (name.empty()) {
+            name = "NVIDIA device " + gpus[i].device_id;
+        }
+        names.push_back(name);
+        details.push_back(gpus[i].address + ": " + name + " (device " + gpus[i].device_id + ")");
+    }
+    std::string summary = std::to_string(gpus.size()) + " NVIDIA GPU" +
+                          (gpus.size() == 1 ? "" : "s") + ": " + join(names);
+    return ok(summary, details);
+}
+
+} // namespace cudaenv::doctor::checks

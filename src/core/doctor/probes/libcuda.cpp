@@ -1,0 +1,126 @@
+// Probe 3: libcuda.so.1, the driver's user-space half: found through the loader, not the
+// link-time stub, and answering cuDriverGetVersion and cuInit (asked in a child process).
+#include "probes.hpp"
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+std::string cu_error(long long rc) {
+    switch (rc) {
+    case 3:
+        return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34:
+        return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+        return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 46:
+        return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100:
+        return "CUDA_ERROR_NO_DEVICE";
+    case 304:
+        return "CUDA_ERROR_OPERATING_SYSTEM";
+    case 803:
+        return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case 804:
+        return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case 999:
+        return "CUDA_ERROR_UNKNOWN";
+    default:
+        return "CUresult " + std::to_string(rc);
+    }
+}
+
+/// The link-time stub of the selected toolkit, or one the loader would find as libcuda.so.
+std::string find_stub(Host& h) {
+    const auto& t = h.toolkit();
+    if (!t.prefix.empty()) {
+        for (const char* sub : {"/lib64/stubs/libcuda.so",
+                                "/lib/stubs/libcuda.so",
+                                "/targets/x86_64-linux/lib/stubs/libcuda.so"}) {
+            std::string p = (t.prefix == "/" ? "" : t.prefix) + sub;
+            if (h.exists(p)) {
+                return p;
+            }
+        }
+    }
+    auto p = h.pick("libcuda.so");
+    if (p.path.find("/stubs/") != std::string::npos) {
+        return p.path;
+    }
+    return {};
+}
+
+} // namespace
+
+Finding libcuda(Host& h) {
+    auto pick = h.pick("libcuda.so.1");
+    std::vector<std::string> details;
+    for (const auto& s : pick.shadowed) {
+        details.push_back("also present (not loaded): " + s);
+    }
+    if (pick.path.empty()) {
+        std::string stub = find_stub(h);
+        if (!stub.empty()) {
+            details.push_back("link-time stub: " + stub +
+                              " (for linking only; it cannot run programs)");
+        }
+        std::string summary =
+            "libcuda.so.1 is not installed" +
+            (stub.empty() ? std::string() : "; only the link-time stub " + stub + " is present");
+        if (!h.driver().module_loaded && !h.in_wsl()) {
+            return skip("no driver: " + summary, details);
+        }
+        return fail(summary,
+                    "install the driver's user-space libraries to match the kernel module "
+                    "(Debian: sudo apt install libcuda1; Ubuntu: sudo apt install "
+                    "libnvidia-compute-<driver major>), then sudo ldconfig",
+                    details);
+    }
+    details.insert(details.begin(), "libcuda.so.1 -> " + pick.path + " (" + pick.via + ")");
+    if (pick.path.find("/stubs/") != std::string::npos) {
+        return fail("libcuda.so.1 resolves to the link-time stub " + pick.path +
+                        ": every CUDA program fails with CUDA_ERROR_STUB_LIBRARY",
+                    "take the stubs folder out of " +
+                        std::string(pick.via == "LD_LIBRARY_PATH" ? "LD_LIBRARY_PATH"
+                                                                  : "/etc/ld.so.conf.d") +
+                        " (then sudo ldconfig)",
+                    details);
+    }
+    const auto& a = h.query("cuda", pick.path);
+    if (!a.loaded || (!a.error.empty() && !a.number("init_rc"))) {
+        return fail("libcuda.so.1 (" + pick.path + ") does not load: " + a.error,
+                    "reinstall the driver so that its libraries match the kernel module",
+                    details);
+    }
+    auto version = a.number("version").value_or(0);
+    auto init = a.number("init_rc").value_or(-1);
+    std::string supports = version > 0 ? "the driver supports CUDA up to " + cuda_from_int(version)
+                                       : "the driver reports no CUDA version";
+    details.push_back("cuDriverGetVersion: " + std::to_string(version) +
+                      "; cuInit: " + (init == 0 ? std::string("CUDA_SUCCESS") : cu_error(init)));
+    if (init == 34) {
+        return fail("libcuda.so.1 (" + pick.path + ") is a stub library (CUDA_ERROR_STUB_LIBRARY)",
+                    "remove that file's folder from the loader path and install the driver's "
+                    "libcuda (then sudo ldconfig)",
+                    details);
+    }
+    if (init == 0) {
+        return ok("libcuda.so.1 from " + pick.path + ": " + supports, details);
+    }
+    if (!h.driver().module_loaded && !h.in_wsl()) {
+        return skip("no driver: libcuda.so.1 is present (" + pick.path + ") but cuInit says " +
+                        cu_error(init),
+                    details);
+    }
+    std::string fix = init == 100 ? "check the driver probe and `nvidia-smi`; in a container, "
+                                    "start it with --gpus all"
+                      : init == 35 || init == 803
+                          ? "the user-space driver is older than the kernel module or the "
+                            "runtime: reinstall the driver, then reboot"
+                          : "check `dmesg | grep -i nvrm`; load nvidia-uvm (sudo modprobe "
+                            "nvidia-uvm) and retry";
+    return fail("cuInit fails: " + cu_error(init) + " (" + supports + ")", fix, details);
+}
+
+} // namespace cudaenv::doctor::checks

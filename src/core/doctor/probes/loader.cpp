@@ -1,0 +1,181 @@
+// Probe 8: what actually loads. For libcudart, libcudnn, libcublas and libcuda, the file the
+// loader would pick (LD_LIBRARY_PATH, then the ld.so cache, then the default folders) and every
+// copy it shadows; ld.so.conf.d entries for folders that are gone; other packages' conf files
+// (000_cuda.conf, 988_cuda-12.conf) naming another toolkit; two CUDA majors' runtimes at once.
+#include "../../activate/machine.hpp"
+#include "probes.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+bool under(const std::string& path, const std::string& dir) {
+    return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           path[dir.size()] == '/';
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+/// libcudnn.so.N in a folder: N, if there is one.
+std::optional<unsigned> cudnn_major_in(Host& h, const std::string& dir) {
+    for (const auto& name : h.list(dir)) {
+        if (name.rfind("libcudnn.so.", 0) == 0) {
+            if (auto v = Version::try_parse(name.substr(12))) {
+                return v->major();
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Finding loader(Host& h) {
+    const auto& t = h.toolkit();
+    std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
+    std::string libdir = prefix.empty() ? std::string() : h.canonical(lib_dir(h, prefix));
+    std::vector<std::string> details, problems;
+    std::string fix;
+    auto problem = [&](std::string what, std::string how) {
+        problems.push_back(std::move(what));
+        if (fix.empty()) {
+            fix = std::move(how);
+        }
+    };
+    if (!h.ld_cache_error().empty()) {
+        problem("the loader cache cannot be read: " + h.ld_cache_error(), "sudo ldconfig");
+    }
+
+    // the libraries, by SONAME
+    std::vector<std::pair<std::string, bool>> sonames; // soname, belongs to the toolkit
+    if (t.cuda) {
+        unsigned major = t.cuda->major();
+        sonames.emplace_back(cudart_soname(major), true);
+        std::optional<unsigned> cudnn =
+            t.cudnn ? std::optional(t.cudnn->major()) : cudnn_major_in(h, libdir);
+        if (cudnn) {
+            sonames.emplace_back("libcudnn.so." + std::to_string(*cudnn), true);
+        }
+        sonames.emplace_back("libcublas.so." + std::to_string(major), true);
+    }
+    sonames.emplace_back("libcuda.so.1", false);
+    std::vector<std::string> good;
+    for (const auto& [soname, ours] : sonames) {
+        auto p = h.pick(soname);
+        if (p.path.empty()) {
+            details.push_back(soname + ": not found");
+            if (ours && soname.rfind("libcublas", 0) != 0) {
+                problem(soname + " is not found by the loader: programs outside `cudaenv exec` "
+                                 "cannot load it",
+                        t.cudaenv_version ? "cudaenv global " + *t.cudaenv_version +
+                                                " (lists its lib64 in /etc/ld.so.conf.d), or run "
+                                                "through cudaenv exec"
+                                          : "add " + libdir +
+                                                " to /etc/ld.so.conf.d and run "
+                                                "sudo ldconfig");
+            }
+            continue;
+        }
+        std::string real = h.canonical(p.path);
+        std::string line = soname + " -> " + p.path + " (" + p.via + ")";
+        if (real != p.path) {
+            line += " = " + real;
+        }
+        details.push_back(line);
+        for (const auto& s : p.shadowed) {
+            details.push_back("  shadows " + s);
+        }
+        if (!p.not_in_cache.empty()) {
+            problem("the loader cache is out of date: " + p.not_in_cache.front() +
+                        " is in a configured folder but not in the cache",
+                    "sudo ldconfig");
+        }
+        if (ours && !libdir.empty()) {
+            if (under(real, libdir) || under(real, prefix)) {
+                good.push_back(soname);
+            } else {
+                problem(soname + " loads " + p.path + " (" + p.via +
+                            "), not the selected toolkit's copy in " + libdir,
+                        p.via == "LD_LIBRARY_PATH"
+                            ? "drop that folder from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH, or "
+                              "eval \"$(cudaenv env)\")"
+                            : "remove the conf file in /etc/ld.so.conf.d that lists " +
+                                  p.path.substr(0, p.path.rfind('/')) +
+                                  " (then sudo ldconfig), or cudaenv global the version you want");
+            }
+        }
+    }
+
+    // the configuration itself
+    std::string ours_conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
+    std::set<std::string> reported;
+    for (const auto& c : h.conf_dirs()) {
+        std::string what = lower(c.file + " " + c.dir);
+        bool gpu_related = what.find("cuda") != std::string::npos ||
+                           what.find("nvidia") != std::string::npos ||
+                           what.find("cudnn") != std::string::npos;
+        if (!h.is_dir(c.dir)) {
+            // folders a distribution lists whether or not they exist are not findings
+            if (!gpu_related) {
+                details.push_back(c.file + " lists " + c.dir + " (absent)");
+            } else if (reported.insert(c.file + c.dir).second) {
+                problem(c.file + " lists " + c.dir + ", which no longer exists (a removed toolkit)",
+                        c.file == ours_conf ? "cudaenv global <an installed version>"
+                                            : "sudo rm " + c.file + " && sudo ldconfig");
+            }
+            continue;
+        }
+        if (c.file == ours_conf || prefix.empty()) {
+            continue;
+        }
+        std::string real = h.canonical(c.dir);
+        bool cuda_dir = lower(c.dir).find("cuda") != std::string::npos ||
+                        h.exists(c.dir + "/" + cudart_soname(11)) ||
+                        h.exists(c.dir + "/libcudart.so.12") ||
+                        h.exists(c.dir + "/libcudart.so.13");
+        if (cuda_dir && !under(real, prefix) && real != prefix &&
+            reported.insert(c.file + c.dir).second) {
+            problem(c.file + " lists " + c.dir + ", another CUDA than the selected " + prefix +
+                        ": which one wins is not guaranteed",
+                    "sudo rm " + c.file +
+                        " && sudo ldconfig (cudaenv global manages the "
+                        "machine's entry)");
+        }
+    }
+
+    // two CUDA majors' runtimes in the cache
+    std::set<std::string> runtimes;
+    for (const auto& e : h.ld_cache()) {
+        if (e.soname.rfind("libcudart.so.", 0) == 0) {
+            runtimes.insert(e.soname + " (" + e.path + ")");
+        }
+    }
+    if (runtimes.size() > 1) {
+        problem("two CUDA majors' runtimes on the loader path: " +
+                    join(std::vector<std::string>(runtimes.begin(), runtimes.end())),
+                "keep one CUDA in /etc/ld.so.conf.d (cudaenv global) and reach the other with "
+                "cudaenv use / cudaenv exec");
+    }
+
+    if (!problems.empty()) {
+        for (std::size_t i = 1; i < problems.size(); ++i) {
+            details.push_back("also: " + problems[i]);
+        }
+        std::string more = problems.size() > 1
+                               ? " (+" + std::to_string(problems.size() - 1) + " more, see -v)"
+                               : "";
+        return warn(problems.front() + more, fix, details);
+    }
+    if (good.empty()) {
+        return ok("no CUDA toolkit selected; libcuda as above", details);
+    }
+    return ok(join(good) + " load from " + libdir, details);
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,84 @@
+// Probe 18: cudaenv itself: its root writable, free space for another toolkit, and its shims on
+// PATH ahead of any other CUDA bin folder.
+#include "probes.hpp"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+constexpr unsigned long long k_gib = 1ull << 30;
+/// A CUDA toolkit with cuDNN takes 4 to 8 GiB once extracted.
+constexpr unsigned long long k_enough = 8 * k_gib;
+
+} // namespace
+
+Finding self(Host& h) {
+    const auto& root = h.config().root.dir;
+    std::vector<std::string> details{"root: " + root.string()};
+    // the root, or the nearest folder that exists above it (where install would create it)
+    std::filesystem::path probe = root;
+    std::error_code ec;
+    while (!probe.empty() && !std::filesystem::exists(probe, ec) && probe != probe.parent_path()) {
+        probe = probe.parent_path();
+    }
+    if (::access(probe.c_str(), W_OK) != 0) {
+        return fail("cudaenv's root " + root.string() + " is not writable by this user",
+                    "set CUDAENV_ROOT to a folder you own, or run cudaenv as the root's owner",
+                    details);
+    }
+    std::vector<std::string> warns;
+    std::string fix;
+
+    struct statvfs fsinfo {};
+
+    if (::statvfs(probe.c_str(), &fsinfo) == 0) {
+        unsigned long long free =
+            static_cast<unsigned long long>(fsinfo.f_bavail) * fsinfo.f_frsize;
+        details.push_back("free space: " + std::to_string(free / k_gib) + " GiB");
+        if (free < k_enough) {
+            warns.push_back("only " + std::to_string(free / k_gib) + " GiB free under " +
+                            probe.string() + " (a toolkit with cuDNN needs up to 8 GiB)");
+            fix = "free space, or move the root (CUDAENV_ROOT) to a larger disk";
+        }
+    }
+    std::string shims = h.machine_path(h.config().root.shims());
+    if (h.is_dir(shims) && !h.list(shims).empty()) {
+        auto path = h.path_list("PATH");
+        std::optional<std::size_t> at;
+        std::optional<std::string> other;
+        for (std::size_t i = 0; i < path.size(); ++i) {
+            if (path[i] == shims || h.canonical(path[i]) == h.canonical(shims)) {
+                at = at.value_or(i);
+            } else if (!at && !other && h.exists(path[i] + "/nvcc")) {
+                other = path[i];
+            }
+        }
+        if (!at) {
+            warns.push_back("the shims (" + shims +
+                            ") are not on PATH: `nvcc` does not follow "
+                            "cudaenv's selection");
+            if (fix.empty()) {
+                fix = "add to your shell's rc file: eval \"$(cudaenv init - bash)\" (zsh, fish "
+                      "likewise)";
+            }
+        } else if (other) {
+            warns.push_back(*other + " comes before the shims on PATH: its nvcc wins");
+            if (fix.empty()) {
+                fix = "put eval \"$(cudaenv init - bash)\" last in your shell's rc file, after "
+                      "anything that adds " +
+                      *other;
+            }
+        } else {
+            details.push_back("shims on PATH: " + shims);
+        }
+    }
+    if (!warns.empty()) {
+        return warn(join(warns, "; "), fix, details);
+    }
+    return ok("root " + root.string() + " writable, enough free space", details);
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,153 @@
+// Probe 7: the selected toolkit is whole: its version file, the nvcc banner, the full-version
+// libcudart file and cudaRuntimeGetVersion from the library itself all name the same CUDA.
+#include "probes.hpp"
+
+#include <map>
+
+namespace cudaenv::doctor::checks {
+
+namespace {
+
+std::string mm(const Version& v) {
+    return v.truncated(std::min<std::size_t>(2, v.size())).str();
+}
+
+} // namespace
+
+Finding toolkit(Host& h) {
+    const auto& t = h.toolkit();
+    if (!t.selection_error.empty()) {
+        return fail(t.selection_error,
+                    "install it (cudaenv install <version>), or change the selection "
+                    "(cudaenv shell --unset, or edit the .cuda-version)");
+    }
+    if (t.prefix.empty()) {
+        return warn("no CUDA toolkit: nothing selected with cudaenv, no /usr/local/cuda, no "
+                    "CUDA_HOME",
+                    "cudaenv install tf-2.16 && cudaenv global 12.4 (or cudaenv use … in a "
+                    "project)");
+    }
+    std::string real = h.canonical(t.prefix);
+    if (!h.is_dir(real)) {
+        return fail("the selected toolkit " + t.prefix + " does not exist",
+                    t.cudaenv_version ? "cudaenv install " + *t.cudaenv_version
+                                      : "reinstall the toolkit, or select another");
+    }
+    std::vector<std::string> details{"selected by " + t.origin, "prefix: " + real};
+    std::map<std::string, std::string> says; // source -> major.minor
+    std::vector<std::string> order;
+    auto note = [&](const std::string& source, const Version& v) {
+        says[source] = mm(v);
+        order.push_back(source);
+        details.push_back(source + ": " + v.str());
+    };
+    if (t.cudaenv_version && t.cuda) {
+        note("cudaenv's record", *t.cuda);
+    }
+    std::string base = real == "/" ? "" : real;
+    for (const char* file : {"version.json", "version.txt"}) {
+        if (h.exists(base + "/" + file)) {
+            if (auto v = h.toolkit_version(real)) {
+                note(file, *v);
+            }
+            break;
+        }
+    }
+    auto nvcc = base + "/bin/nvcc";
+    std::string nvcc_note;
+    if (h.exists(nvcc)) {
+        auto ran = h.run({nvcc, "--version"});
+        if (ran && ran->status == 0) {
+            if (auto v = parse_nvcc_banner(ran->out)) {
+                note("nvcc --version", *v);
+            } else {
+                nvcc_note = "nvcc printed no version banner";
+            }
+        } else {
+            nvcc_note =
+                "nvcc --version failed" +
+                (ran ? " (exit " + std::to_string(ran->status) + ")" : ": " + ran.error().message);
+        }
+    } else {
+        details.push_back("no bin/nvcc (a runtime-only install)");
+    }
+    std::string lib = lib_dir(h, real);
+    std::string soname_file;
+    std::string full_file;
+    for (const auto& name : h.list(lib)) {
+        if (name.rfind("libcudart.so.", 0) != 0) {
+            continue;
+        }
+        auto v = Version::try_parse(name.substr(13));
+        if (!v) {
+            continue;
+        }
+        if (v->size() >= 3) {
+            full_file = name;
+            note("libcudart file", *v);
+        } else if (soname_file.empty() || v->size() == 1) {
+            soname_file = name; // libcudart.so.12 or libcudart.so.11.0
+        }
+    }
+    if (soname_file.empty() && full_file.empty()) {
+        return fail("the toolkit at " + real + " has no libcudart in " + lib,
+                    t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
+                                            " && cudaenv install " + *t.cudaenv_version
+                                      : "reinstall the CUDA runtime (cuda_cudart)",
+                    details);
+    }
+    std::string probe_file = lib + "/" + (soname_file.empty() ? full_file : soname_file);
+    if (!h.exists(h.canonical(probe_file))) {
+        return fail(probe_file + " is a dangling link (its full-version file is gone)",
+                    t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
+                                            " && cudaenv install " + *t.cudaenv_version
+                                      : "reinstall the CUDA runtime (cuda_cudart)",
+                    details);
+    }
+    if (full_file.empty()) {
+        details.push_back("no full-version libcudart file (" + soname_file +
+                          " is the library itself, as in NVIDIA's pip wheels)");
+    }
+    const auto& a = h.query("cudart", probe_file);
+    if (!a.loaded || !a.number("version") || a.number("rc").value_or(1) != 0) {
+        return fail(probe_file + " does not answer cudaRuntimeGetVersion: " +
+                        (a.error.empty() ? "it returned an error" : a.error),
+                    t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
+                                            " && cudaenv install " + *t.cudaenv_version
+                                      : "reinstall the CUDA runtime (cuda_cudart)",
+                    details);
+    }
+    auto runtime = *Version::try_parse(cuda_from_int(*a.number("version")));
+    note("cudaRuntimeGetVersion", runtime);
+    std::vector<std::string> disagree;
+    for (const auto& s : order) {
+        if (says[s] != says["cudaRuntimeGetVersion"]) {
+            disagree.push_back(s + " says " + says[s]);
+        }
+    }
+    if (!disagree.empty()) {
+        return fail("the toolkit at " + real + " disagrees with itself: the runtime library is " +
+                        mm(runtime) + " but " + join(disagree),
+                    t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
+                                            " && cudaenv install " + *t.cudaenv_version
+                                      : "reinstall the toolkit so that every part comes from one "
+                                        "release",
+                    details);
+    }
+    if (!nvcc_note.empty()) {
+        return warn("CUDA " + mm(runtime) + " at " + real + ", but " + nvcc_note,
+                    "reinstall cuda_nvcc",
+                    details);
+    }
+    std::string agree;
+    for (const auto& s : order) {
+        if (s != "cudaRuntimeGetVersion") {
+            agree += ", " + s;
+        }
+    }
+    return ok("CUDA " + mm(runtime) + " at " + real + " (" + t.origin + "); cudaRuntimeGetVersion" +
+                  agree + " agree",
+              details);
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,40 @@
+// Probe 13: WSL2: libcuda must come from the Windows host through /usr/lib/wsl/lib; a Linux driver
+// installed inside WSL breaks it.
+#include "probes.hpp"
+
+namespace cudaenv::doctor::checks {
+
+Finding wsl(Host& h) {
+    if (!h.in_wsl()) {
+        return skip("not WSL2");
+    }
+    std::vector<std::string> details;
+    std::string remove = "remove the Linux driver inside WSL (sudo apt remove --purge "
+                         "'nvidia-driver-*' 'libnvidia-compute-*'; sudo ldconfig): the Windows "
+                         "driver provides the GPU";
+    if (!h.exists("/dev/dxg")) {
+        return fail("WSL without /dev/dxg: the Windows GPU driver is not exposed",
+                    "install a current NVIDIA driver on Windows, then `wsl --update` and "
+                    "`wsl --shutdown`");
+    }
+    if (h.is_dir("/proc/driver/nvidia") || h.is_dir("/sys/module/nvidia")) {
+        return fail("a Linux NVIDIA kernel driver is loaded inside WSL2", remove);
+    }
+    auto p = h.pick("libcuda.so.1");
+    details.push_back("libcuda.so.1 -> " + (p.path.empty() ? "(not found)" : p.path));
+    if (p.path.empty()) {
+        return fail(
+            "libcuda.so.1 is not found: /usr/lib/wsl/lib is not on the loader path",
+            "echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig",
+            details);
+    }
+    if (p.path.rfind("/usr/lib/wsl/", 0) != 0) {
+        return fail(
+            "libcuda.so.1 loads from " + p.path + ", not from /usr/lib/wsl/lib", remove, details);
+    }
+    return ok("WSL2: libcuda from /usr/lib/wsl/lib (the Windows driver); expect lower "
+              "host-to-device throughput than native Linux",
+              details);
+}
+
+} // namespace cudaenv::doctor::checks

@@ -1,0 +1,180 @@
+#include "query.hpp"
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cudaenv::doctor {
+
+namespace {
+
+// NVML's C interface, as nvml.h declares it (only what the doctor calls).
+using nvmlDevice_t = void*;
+constexpr int k_nvml_success = 0;
+constexpr unsigned k_nvml_temperature_gpu = 0;
+constexpr unsigned k_nvml_threshold_slowdown = 1;
+
+struct NvmlPciInfo { // nvmlPciInfo_t
+    char bus_id_legacy[16];
+    unsigned domain;
+    unsigned bus;
+    unsigned device;
+    unsigned pci_device_id;
+    unsigned pci_subsystem_id;
+    char bus_id[32];
+};
+
+template <typename F> F sym(void* h, const char* name) {
+    return reinterpret_cast<F>(::dlsym(h, name));
+}
+
+void query_nvml(void* h, std::ostream& out) {
+    auto init = sym<int (*)()>(h, "nvmlInit_v2");
+    if (!init) {
+        init = sym<int (*)()>(h, "nvmlInit");
+    }
+    auto error_string = sym<const char* (*)(int)>(h, "nvmlErrorString");
+    if (!init) {
+        out << "error=nvmlInit_v2 is missing\n";
+        return;
+    }
+    if (int rc = init(); rc != k_nvml_success) {
+        out << "error=nvmlInit failed: " << (error_string ? error_string(rc) : "code") << " (" << rc
+            << ")\n";
+        return;
+    }
+    char buf[256] = {};
+    if (auto f = sym<int (*)(char*, unsigned)>(h, "nvmlSystemGetDriverVersion");
+        f && f(buf, sizeof buf) == k_nvml_success) {
+        out << "driver_version=" << buf << "\n";
+    }
+    int cuda = 0;
+    if (auto f = sym<int (*)(int*)>(h, "nvmlSystemGetCudaDriverVersion_v2");
+        f && f(&cuda) == k_nvml_success) {
+        out << "cuda_driver_version=" << cuda << "\n";
+    }
+    unsigned count = 0;
+    auto get_count = sym<int (*)(unsigned*)>(h, "nvmlDeviceGetCount_v2");
+    auto by_index = sym<int (*)(unsigned, nvmlDevice_t*)>(h, "nvmlDeviceGetHandleByIndex_v2");
+    if (!get_count || !by_index || get_count(&count) != k_nvml_success) {
+        out << "gpu_count=0\n";
+        return;
+    }
+    out << "gpu_count=" << count << "\n";
+    auto name = sym<int (*)(nvmlDevice_t, char*, unsigned)>(h, "nvmlDeviceGetName");
+    auto pci = sym<int (*)(nvmlDevice_t, NvmlPciInfo*)>(h, "nvmlDeviceGetPciInfo_v3");
+    auto cc = sym<int (*)(nvmlDevice_t, int*, int*)>(h, "nvmlDeviceGetCudaComputeCapability");
+    auto mig = sym<int (*)(nvmlDevice_t, unsigned*, unsigned*)>(h, "nvmlDeviceGetMigMode");
+    auto mig_max = sym<int (*)(nvmlDevice_t, unsigned*)>(h, "nvmlDeviceGetMaxMigDeviceCount");
+    auto mig_at = sym<int (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
+        h, "nvmlDeviceGetMigDeviceHandleByIndex");
+    auto temp = sym<int (*)(nvmlDevice_t, unsigned, unsigned*)>(h, "nvmlDeviceGetTemperature");
+    auto threshold =
+        sym<int (*)(nvmlDevice_t, unsigned, unsigned*)>(h, "nvmlDeviceGetTemperatureThreshold");
+    auto reasons = sym<int (*)(nvmlDevice_t, unsigned long long*)>(
+        h, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!reasons) {
+        reasons = sym<int (*)(nvmlDevice_t, unsigned long long*)>(
+            h, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    }
+    for (unsigned i = 0; i < count && i < 64; ++i) {
+        nvmlDevice_t dev = nullptr;
+        if (by_index(i, &dev) != k_nvml_success) {
+            continue;
+        }
+        std::string k = "gpu." + std::to_string(i) + ".";
+        if (name && name(dev, buf, sizeof buf) == k_nvml_success) {
+            out << k << "name=" << buf << "\n";
+        }
+        NvmlPciInfo info{};
+        if (pci && pci(dev, &info) == k_nvml_success) {
+            info.bus_id[sizeof info.bus_id - 1] = '\0';
+            out << k << "bus_id=" << info.bus_id << "\n";
+        }
+        int major = 0, minor = 0;
+        if (cc && cc(dev, &major, &minor) == k_nvml_success) {
+            out << k << "cc=" << major << "." << minor << "\n";
+        }
+        unsigned current = 0, pending = 0;
+        if (mig && mig(dev, &current, &pending) == k_nvml_success) {
+            out << k << "mig_current=" << current << "\n" << k << "mig_pending=" << pending << "\n";
+            unsigned max = 0;
+            if (current && mig_max && mig_at && mig_max(dev, &max) == k_nvml_success) {
+                unsigned n = 0;
+                for (unsigned j = 0; j < max && j < 64; ++j) {
+                    nvmlDevice_t m = nullptr;
+                    if (mig_at(dev, j, &m) == k_nvml_success && name &&
+                        name(m, buf, sizeof buf) == k_nvml_success) {
+                        out << k << "mig." << n++ << "=" << buf << "\n";
+                    }
+                }
+            }
+        }
+        unsigned t = 0;
+        if (temp && temp(dev, k_nvml_temperature_gpu, &t) == k_nvml_success) {
+            out << k << "temperature=" << t << "\n";
+        }
+        if (threshold && threshold(dev, k_nvml_threshold_slowdown, &t) == k_nvml_success) {
+            out << k << "slowdown_temperature=" << t << "\n";
+        }
+        unsigned long long r = 0;
+        if (reasons && reasons(dev, &r) == k_nvml_success) {
+            out << k << "throttle_reasons=" << r << "\n";
+        }
+    }
+    if (auto shutdown = sym<int (*)()>(h, "nvmlShutdown")) {
+        shutdown();
+    }
+}
+
+} // namespace
+
+int query_library_here(std::string_view kind, const char* path, std::ostream& out) {
+    void* h = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char* e = ::dlerror();
+        out << "loaded=0\nerror=" << (e ? e : "dlopen failed") << "\n";
+        return 3;
+    }
+    out << "loaded=1\n";
+    if (kind == "cudart") {
+        if (auto f = sym<int (*)(int*)>(h, "cudaRuntimeGetVersion")) {
+            int v = 0;
+            int rc = f(&v);
+            out << "rc=" << rc << "\nversion=" << v << "\n";
+        } else {
+            out << "error=cudaRuntimeGetVersion is missing\n";
+        }
+    } else if (kind == "cudnn") {
+        if (auto f = sym<std::size_t (*)()>(h, "cudnnGetVersion")) {
+            out << "version=" << f() << "\n";
+        } else {
+            out << "error=cudnnGetVersion is missing\n";
+        }
+        if (auto f = sym<std::size_t (*)()>(h, "cudnnGetCudartVersion")) {
+            out << "cudart_version=" << f() << "\n";
+        }
+    } else if (kind == "cuda") {
+        auto init = sym<int (*)(unsigned)>(h, "cuInit");
+        auto version = sym<int (*)(int*)>(h, "cuDriverGetVersion");
+        if (!init || !version) {
+            out << "error=cuInit or cuDriverGetVersion is missing\n";
+        } else {
+            int v = 0;
+            int rc = version(&v);
+            out << "version_rc=" << rc << "\nversion=" << v << "\n";
+            out << "init_rc=" << init(0) << "\n";
+        }
+    } else if (kind == "nvml") {
+        query_nvml(h, out);
+    } else {
+        out << "error=unknown query kind\n";
+    }
+    out.flush();
+    // No dlclose: driver libraries are not made to be unloaded, and this process ends here.
+    return 0;
+}
+
+} // namespace cudaenv::doctor
