@@ -164,17 +164,37 @@ Host::Host(HostConfig config) : m_config(std::move(config)), m_cache(std::make_u
 
 Host::~Host() = default;
 
+namespace {
+
+/// `p` as the machine names it: a real path already under the sysroot is turned back.
+fs::path machine_form(const fs::path& sysroot, std::string_view p) {
+    fs::path path(p);
+    auto rel = path.lexically_relative(sysroot);
+    if (!rel.empty() && *rel.begin() != "..") {
+        return rel == "." ? fs::path("/") : fs::path("/") / rel;
+    }
+    return path;
+}
+
+} // namespace
+
 fs::path Host::at(std::string_view p) const {
     if (m_config.sysroot == "/") {
         return fs::path(p);
     }
-    fs::path path(p);
-    // A real path already under the sysroot (cudaenv's root kept inside a test sysroot).
-    auto rel = path.lexically_relative(m_config.sysroot);
-    if (!rel.empty() && *rel.begin() != "..") {
-        return path;
+    // every link followed as the machine would: an absolute target stays in the sysroot
+    return activate::resolve_in_sysroot(m_config.sysroot, machine_form(m_config.sysroot, p));
+}
+
+fs::path Host::at_entry(std::string_view p) const {
+    if (m_config.sysroot == "/") {
+        return fs::path(p);
     }
-    return m_config.sysroot / path.relative_path();
+    auto mp = machine_form(m_config.sysroot, p);
+    if (mp == "/" || !mp.has_filename()) {
+        return at(p);
+    }
+    return activate::resolve_in_sysroot(m_config.sysroot, mp.parent_path()) / mp.filename();
 }
 
 std::string Host::machine_path(const fs::path& real) const {
@@ -202,7 +222,7 @@ std::optional<std::string> Host::read(std::string_view p, std::size_t max_bytes)
 bool Host::exists(std::string_view p) const {
     struct stat st {};
 
-    return ::lstat(at(p).c_str(), &st) == 0;
+    return ::lstat(at_entry(p).c_str(), &st) == 0;
 }
 
 bool Host::is_dir(std::string_view p) const {
@@ -222,7 +242,7 @@ std::vector<std::string> Host::list(std::string_view p) const {
 
 std::optional<std::string> Host::read_link(std::string_view p) const {
     std::error_code ec;
-    auto t = fs::read_symlink(at(p), ec);
+    auto t = fs::read_symlink(at_entry(p), ec);
     if (ec) {
         return std::nullopt;
     }
@@ -353,7 +373,7 @@ std::string pci_ids_name(const Host& h, std::string_view device_id) {
         if (!text) {
             continue;
         }
-        auto vendor = text->find("\n10de  ");
+        auto vendor = text->rfind("10de  ", 0) == 0 ? 0 : text->find("\n10de  ");
         if (vendor == std::string::npos) {
             return {};
         }

@@ -121,8 +121,10 @@ class Host {
     const HostConfig& config() const { return m_config; }
 
     // -- files under the sysroot ----------------------------------------------------------
-    /// The real path of a machine path.
+    /// The real path of a machine path, every link followed inside the sysroot.
     std::filesystem::path at(std::string_view machine_path) const;
+    /// Likewise, but the last component itself (a link is not followed): for lstat, readlink.
+    std::filesystem::path at_entry(std::string_view machine_path) const;
     /// The machine path of a real path under the sysroot.
     std::string machine_path(const std::filesystem::path& real) const;
     std::optional<std::string> read(std::string_view machine_path,

@@ -68,9 +68,14 @@ Finding loader(Host& h) {
     std::vector<std::string> good;
     for (const auto& [soname, ours] : sonames) {
         auto p = h.pick(soname);
+        if (!p.not_in_cache.empty()) {
+            problem("the loader cache is out of date: " + p.not_in_cache.front() +
+                        " is in a configured folder but not in the cache",
+                    "sudo ldconfig");
+        }
         if (p.path.empty()) {
             details.push_back(soname + ": not found");
-            if (ours && soname.rfind("libcublas", 0) != 0) {
+            if (ours && soname.rfind("libcublas", 0) != 0 && p.not_in_cache.empty()) {
                 problem(soname + " is not found by the loader: programs outside `cudaenv exec` "
                                  "cannot load it",
                         t.cudaenv_version ? "cudaenv global " + *t.cudaenv_version +
@@ -90,11 +95,6 @@ Finding loader(Host& h) {
         details.push_back(line);
         for (const auto& s : p.shadowed) {
             details.push_back("  shadows " + s);
-        }
-        if (!p.not_in_cache.empty()) {
-            problem("the loader cache is out of date: " + p.not_in_cache.front() +
-                        " is in a configured folder but not in the cache",
-                    "sudo ldconfig");
         }
         if (ours && !libdir.empty()) {
             if (under(real, libdir) || under(real, prefix)) {

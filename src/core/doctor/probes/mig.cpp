@@ -9,6 +9,7 @@ Finding mig(Host& h) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));
     }
     std::vector<std::string> details, on, pending;
+    std::string indices; // "0,2": nvidia-smi -i takes a list
     for (std::size_t i = 0; i < d.gpus.size(); ++i) {
         const auto& g = d.gpus[i];
         std::string label = gpu_label(i, g.name);
@@ -18,6 +19,9 @@ Finding mig(Host& h) {
         }
         details.push_back(label + ": MIG " + (*g.mig_enabled ? "on" : "off") +
                           (g.mig_instances.empty() ? "" : ", instances: " + join(g.mig_instances)));
+        if (*g.mig_enabled || (g.mig_pending && *g.mig_pending != *g.mig_enabled)) {
+            indices += (indices.empty() ? "" : ",") + std::to_string(i);
+        }
         if (*g.mig_enabled) {
             on.push_back(label + " is in MIG mode with " + std::to_string(g.mig_instances.size()) +
                          " instance" + (g.mig_instances.size() == 1 ? "" : "s"));
@@ -29,8 +33,9 @@ Finding mig(Host& h) {
     if (!on.empty()) {
         return warn(join(on) + ": frameworks see slices, not the whole card (a batch size meant "
                                "for the card thrashes one slice)",
-                    "if the whole card is wanted: sudo nvidia-smi -i <index> -mig 0, then reset "
-                    "the GPU (sudo nvidia-smi -i <index> -r); otherwise size jobs for one slice",
+                    "if the whole card is wanted: sudo nvidia-smi -i " + indices +
+                        " -mig 0, then reset the GPU (sudo nvidia-smi -i " + indices +
+                        " -r); otherwise size jobs for one slice",
                     details);
     }
     if (!pending.empty()) {

@@ -1,0 +1,726 @@
+"""cudaenv doctor against fixture machines (CUDAENV_SYSROOT) built by tests/support/fixture_sysroot.py:
+real ELF libraries compiled here (scripted libnvidia-ml.so.1 and libcuda.so.1, libcudart, libcudnn
+reporting chosen versions), a loader cache built by the real ldconfig, and for every probe the
+machines that make it say ok, warn, fail and skip. Golden files pin the text and the JSON. The
+last tests run the real doctor, read-only, on this machine's CUDA 13 toolkit where there is one.
+"""
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
+from conftest import EXE, assert_one_line_error
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="session")
+def libs(tmp_path_factory):
+    return fixture_sysroot.Libs(tmp_path_factory.mktemp("doctor-libs"))
+
+
+@pytest.fixture
+def m(cudaenv, libs, tmp_path):
+    """A healthy machine; tests break it. The doctor runs with the machine's own PATH."""
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root (chroot)")
+    machine = fixture_sysroot.Machine(tmp_path / "sys", libs).healthy()
+    cudaenv.env.pop("container", None)
+    cudaenv.env.update(CUDAENV_SYSROOT=str(machine.root), **machine.env())
+    machine.run = cudaenv
+    return machine
+
+
+def doctor(m, *args, env=None):
+    res = m.run("doctor", "--json", *args, env=env)
+    assert res.rc in (0, 1), res
+    doc = res.json()
+    return res, {p["id"]: p for p in doc["probes"]}
+
+
+def probe(m, pid, env=None):
+    res, probes = doctor(m, "--only", pid, env=env)
+    assert list(probes) == [pid], res
+    return probes[pid]
+
+
+def expect(p, status, *words):
+    assert p["status"] == status, json.dumps(p, indent=2)
+    text = p["finding"] + "\n" + "\n".join(p["details"])
+    for w in words:
+        assert w in text, f"{w!r} not in {json.dumps(p, indent=2)}"
+    if status in ("warn", "fail"):
+        assert p["fix"], p
+    return p
+
+
+# -- the whole run ----------------------------------------------------------------------------
+
+def test_healthy_machine_passes_and_says_what_it_found(m):
+    res, probes = doctor(m)
+    assert res.rc == 0, res
+    doc = res.json()
+    assert doc["ok"] is True and doc["counts"]["fail"] == 0
+    assert {p["status"] for p in probes.values()} <= {"ok", "skip"} | ({"warn"} if probes["cudaenv"]["status"] == "warn" else set())
+    expect(probes["gpu"], "ok", "1 NVIDIA GPU", "GA100 [A100 SXM4 40GB]")
+    expect(probes["driver"], "ok", "550.54.15")
+    expect(probes["libcuda"], "ok", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "CUDA up to 12.4")
+    expect(probes["driver-cuda"], "ok", "fully supports CUDA 12.4")
+    expect(probes["arch"], "ok", "sm_80")
+    expect(probes["toolkit"], "ok", "CUDA 12.4 at /usr/local/cuda-12.4", "nvcc --version: 12.4.131",
+           "cudaRuntimeGetVersion: 12.4", "version.json: 12.4.1")
+    expect(probes["cudnn"], "ok", "cuDNN 9.1.1", "all 8 libraries present", "built for CUDA 12")
+    expect(probes["loader"], "ok", "libcudart.so.12", "libcudnn.so.9")
+    for pid in ("container", "wsl", "frameworks"):
+        assert probes[pid]["status"] == "skip", probes[pid]
+
+
+def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
+    res, probes = doctor(m)
+    doc = res.json()
+    assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
+    assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
+                                                  "Frameworks", "cudaenv"]
+    assert len(probes) == 18
+    for p in probes.values():
+        assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix"}
+        assert p["status"] in ("ok", "warn", "fail", "skip")
+        assert "\n" not in p["finding"]
+
+
+def _normalise(text, m):
+    text = text.replace(str(m.root), "<SYSROOT>").replace(str(m.run.tmp), "<TMP>")
+    return text
+
+
+NOT_SELF = [p for p in ("gpu arch pcie thermal mig driver libcuda driver-cuda toolkit cuda-link compiler "
+                        "loader cudnn environment container wsl frameworks").split()]
+
+
+def _only_all_but_self():
+    args = []
+    for p in NOT_SELF:
+        args += ["--only", p]
+    return args
+
+
+def _broken(m):
+    """Three layers broken at once: a hot, MIG-partitioned GPU at x8, an old driver, a cuDNN header
+    from another release, and CUDA_VISIBLE_DEVICES=-1."""
+    m.pci_gpu(width=(8, 16))
+    m.kernel_driver(version="535.104.05")
+    m.gpu_conf(driver="535.104.05", cuda=12020, temp=(89, 90), throttle=0x40, mig=(1, 1),
+               mig_instances=["NVIDIA A100-SXM4-40GB MIG 3g.20gb", "NVIDIA A100-SXM4-40GB MIG 3g.20gb"])
+    m.write("/usr/local/cuda-12.4/include/cudnn_version.h", fixture_sysroot.fixture_mirror.cudnn_header("9.0.0"))
+    return {"CUDA_VISIBLE_DEVICES": "-1"}
+
+
+@pytest.mark.parametrize("name", ["healthy", "broken"])
+def test_golden_text(m, name):
+    env = _broken(m) if name == "broken" else None
+    res = m.run("doctor", *_only_all_but_self(), env=env)
+    assert res.rc == (1 if name == "broken" else 0), res
+    got = _normalise(res.out, m)
+    golden = GOLDEN / f"doctor_{name}.txt"
+    if os.environ.get("CUDAENV_UPDATE_GOLDEN"):
+        golden.write_text(got)
+    assert got == golden.read_text()
+
+
+def test_golden_json(m):
+    env = _broken(m)
+    res = m.run("doctor", "--json", "-v", *_only_all_but_self(), env=env)
+    assert res.rc == 1, res
+    got = _normalise(json.dumps(res.json(), indent=2, sort_keys=True) + "\n", m)
+    golden = GOLDEN / "doctor_broken.json"
+    if os.environ.get("CUDAENV_UPDATE_GOLDEN"):
+        golden.write_text(got)
+    assert got == golden.read_text()
+
+
+def test_verbose_text_shows_every_probe_with_details(m):
+    res = m.run("doctor", "-v")
+    for pid in NOT_SELF + ["cudaenv"]:
+        assert re.search(rf"^    [✓!✗-] {re.escape(pid)}: ", res.out, re.M), (pid, res.out)
+    assert "libcudart.so.12 -> /usr/local/cuda-12.4/lib64/libcudart.so.12 (ld.so.cache)" in res.out
+
+
+def test_strict_fails_on_warnings_and_plain_does_not(m):
+    m.pci_gpu(width=(8, 16))
+    assert m.run("doctor", "--only", "pcie").rc == 0
+    res = m.run("doctor", "--only", "pcie", "--strict", "--json")
+    assert res.rc == 1 and res.json()["ok"] is False and res.json()["strict"] is True
+
+
+def test_unknown_probe_is_a_usage_error_with_a_suggestion(m):
+    res = m.run("doctor", "--only", "cudn")
+    assert_one_line_error(res, 2)
+    assert "did you mean --only cudnn?" in res.err
+
+
+def test_only_runs_what_a_probe_stands_on_but_shows_only_it(m):
+    m.remove("/sys/bus/pci/devices")
+    expect(probe(m, "arch"), "skip", "skipped: gpu: no NVIDIA GPU")
+
+
+# -- 1. gpu -----------------------------------------------------------------------------------
+
+def test_gpu_missing_is_the_root_cause_and_its_dependents_skip(m):
+    m.remove("/sys/bus/pci/devices")
+    res, probes = doctor(m)
+    assert res.rc == 1
+    expect(probes["gpu"], "fail", "no NVIDIA GPU", "0x10de")
+    for dep in ("arch", "pcie", "thermal", "mig"):
+        expect(probes[dep], "skip", "skipped: gpu: no NVIDIA GPU")
+
+
+def test_gpu_other_vendors_and_nvidia_audio_are_not_gpus(m):
+    m.remove("/sys/bus/pci/devices")
+    m.pci_gpu(address="0000:03:00.0", vendor="0x1002", device="0x1234")
+    m.pci_gpu(address="0000:65:00.1", cls="0x040300", device="0x10ef")  # the card's HDMI audio
+    expect(probe(m, "gpu"), "fail", "no NVIDIA GPU")
+
+
+def test_gpu_named_by_nvml_without_pci_ids(m):
+    m.remove("/usr/share/misc/pci.ids")
+    expect(probe(m, "gpu"), "ok", "NVIDIA A100-SXM4-40GB")
+
+
+# -- 2. driver ---------------------------------------------------------------------------------
+
+def test_driver_not_installed(m):
+    m.no_kernel_driver()
+    m.gpu_conf(init=100, nvml_init=9)
+    res, probes = doctor(m)
+    expect(probes["driver"], "fail", "not loaded")
+    assert "apt install" in probes["driver"]["fix"]
+    expect(probes["driver-cuda"], "skip", "skipped: driver:")
+    expect(probes["thermal"], "skip", "skipped: driver:")
+    expect(probes["libcuda"], "skip", "no driver")
+
+
+def test_driver_installed_but_not_loaded_says_modprobe(m):
+    m.no_kernel_driver()
+    m.write("/lib/modules/6.1.0-27-amd64/updates/dkms/nvidia.ko.xz", b"")
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert "modprobe nvidia" in p["fix"]
+
+
+def test_driver_and_library_version_mismatch(m):
+    m.gpu_conf(driver="550.90.07")
+    p = expect(probe(m, "driver"), "fail", "mismatch", "550.54.15", "550.90.07")
+    assert "reboot" in p["fix"]
+
+
+def test_driver_missing_uvm_node(m):
+    m.remove("/dev/nvidia-uvm")
+    p = expect(probe(m, "driver"), "fail", "/dev/nvidia-uvm")
+    assert "modprobe nvidia-uvm" in p["fix"]
+
+
+# -- 3. libcuda --------------------------------------------------------------------------------
+
+def test_libcuda_only_the_stub(m):
+    m.remove("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    m.ldconfig()
+    expect(probe(m, "libcuda"), "fail", "libcuda.so.1 is not installed",
+           "only the link-time stub /usr/local/cuda/lib64/stubs/libcuda.so")
+
+
+def test_libcuda_stub_found_instead_of_the_real_one(m):
+    stubs = "/usr/local/cuda-12.4/lib64/stubs"
+    m.copy(m.libs.fake_driver("cuda"), f"{stubs}/libcuda.so.1")
+    m.write(f"{stubs}/fake_gpu.conf", "cuda 0\ninit 34\n")
+    p = expect(probe(m, "libcuda", env={"LD_LIBRARY_PATH": stubs}), "fail", "link-time stub", "LD_LIBRARY_PATH")
+    assert "stubs" in p["fix"]
+
+
+def test_libcuda_cuinit_failure_is_named(m):
+    m.gpu_conf(init=999)
+    expect(probe(m, "libcuda"), "fail", "CUDA_ERROR_UNKNOWN")
+
+
+def test_libcuda_that_does_not_load(m):
+    m.write("/usr/lib/x86_64-linux-gnu/libcuda.so.1", b"not an ELF file")
+    expect(probe(m, "libcuda"), "fail", "does not load")
+
+
+# -- 4. driver against CUDA ----------------------------------------------------------------------
+
+def _driver(m, version, cuda):
+    m.kernel_driver(version=version)
+    m.gpu_conf(driver=version, cuda=cuda)
+
+
+def test_driver_cuda_minor_version_compatibility_is_a_warning(m):
+    _driver(m, "535.104.05", 12020)
+    expect(probe(m, "driver-cuda"), "warn", "minor-version compatibility", "550.54.15")
+
+
+def test_driver_cuda_too_old_fails(m):
+    _driver(m, "470.82.01", 11040)
+    p = expect(probe(m, "driver-cuda"), "fail", "too old for CUDA 12.4", "525.60.13")
+    assert "550.54.15" in p["fix"]
+
+
+# -- 5. architecture ---------------------------------------------------------------------------
+
+def test_arch_too_old_for_the_cuda(m):
+    m.pci_gpu(device="0x1180")
+    m.gpu_conf(name="NVIDIA GeForce GTX 680", cc=(3, 0))
+    expect(probe(m, "arch"), "fail", "sm_30", "sm_50 to sm_90")
+
+
+def test_arch_newer_than_the_cuda_builds_for(m):
+    m.gpu_conf(name="NVIDIA B200", cc=(10, 0))
+    expect(probe(m, "arch"), "warn", "sm_100", "PTX")
+
+
+def test_arch_from_the_gpu_table_when_nvml_is_down(m):
+    m.gpu_conf(nvml_init=9)
+    expect(probe(m, "arch"), "ok", "sm_80", "from the GPU table")
+
+
+def test_arch_unknown_gpu_without_nvml_is_skipped(m):
+    m.pci_gpu(device="0x9999")
+    m.gpu_conf(nvml_init=9)
+    expect(probe(m, "arch"), "skip", "compute capability unknown")
+
+
+# -- 15. PCIe ----------------------------------------------------------------------------------
+
+def test_pcie_narrow_link_warns(m):
+    m.pci_gpu(width=(8, 16))
+    expect(probe(m, "pcie"), "warn", "x8 of x16")
+
+
+def test_pcie_low_speed_alone_is_idle_power_saving(m):
+    m.pci_gpu(speed=("2.5 GT/s PCIe", "16.0 GT/s PCIe"))
+    expect(probe(m, "pcie"), "ok", "GPUs lower it when idle")
+
+
+def test_pcie_without_link_files_is_skipped(m):
+    for f in ("current_link_width", "max_link_width", "current_link_speed", "max_link_speed"):
+        m.remove(f"/sys/bus/pci/devices/0000:65:00.0/{f}")
+    expect(probe(m, "pcie"), "skip", "no PCIe link information")
+
+
+# -- 16. thermal, 14. MIG -----------------------------------------------------------------------
+
+def test_thermal_near_slowdown_warns(m):
+    m.gpu_conf(temp=(88, 90))
+    expect(probe(m, "thermal"), "warn", "88 °C", "slowdown")
+
+
+def test_thermal_throttle_reason_warns(m):
+    m.gpu_conf(temp=(70, 90), throttle=0x40)
+    expect(probe(m, "thermal"), "warn", "hardware thermal slowdown")
+
+
+def test_thermal_power_cap_alone_is_normal(m):
+    m.gpu_conf(temp=(70, 90), throttle=0x4)
+    expect(probe(m, "thermal"), "ok", "power cap")
+
+
+def test_thermal_without_nvml_is_skipped(m):
+    m.gpu_conf(nvml_init=9)
+    expect(probe(m, "thermal"), "skip", "NVML is not available", "Driver Not Loaded")
+
+
+def test_mig_mode_warns_with_the_instances(m):
+    m.gpu_conf(mig=(1, 1), mig_instances=["NVIDIA A100-SXM4-40GB MIG 1g.5gb"] * 3)
+    p = expect(probe(m, "mig"), "warn", "MIG mode with 3 instances", "MIG 1g.5gb")
+    assert "-mig 0" in p["fix"]
+
+
+def test_mig_pending_change_warns(m):
+    m.gpu_conf(mig=(0, 1))
+    expect(probe(m, "mig"), "warn", "pending")
+
+
+def test_mig_off_is_ok(m):
+    m.gpu_conf(mig=(0, 0))
+    expect(probe(m, "mig"), "ok", "MIG off")
+
+
+# -- 6. /usr/local/cuda --------------------------------------------------------------------------
+
+def test_cuda_link_missing(m):
+    m.remove("/usr/local/cuda")
+    expect(probe(m, "cuda-link"), "warn", "does not exist")
+
+
+def test_cuda_link_dangling(m):
+    m.link("/usr/local/cuda", "/usr/local/cuda-11.2")
+    expect(probe(m, "cuda-link"), "fail", "cuda-11.2", "does not exist")
+
+
+def test_cuda_link_real_directory(m):
+    m.remove("/usr/local/cuda")
+    shutil.copytree(m.p("/usr/local/cuda-12.4"), m.p("/usr/local/cuda"), symlinks=True)
+    p = expect(probe(m, "cuda-link"), "warn", "real directory", "CUDA 12.4.1")
+    assert "--force" in p["fix"]
+
+
+def test_cuda_link_alternatives(m):
+    m.link("/etc/alternatives/cuda", "/usr/local/cuda-12.4")
+    m.link("/usr/local/cuda", "/etc/alternatives/cuda")
+    expect(probe(m, "cuda-link"), "ok", "update-alternatives", "CUDA 12.4.1")
+
+
+def _cudaenv_version(m, name="12.4.1+cudnn9.1.1.17"):
+    """An installed cudaenv version inside the machine (root /opt/cudaenv), made global."""
+    root = m.p("/opt/cudaenv")
+    prefix = f"/opt/cudaenv/versions/{name}"
+    m.toolkit(prefix=prefix)
+    m.write(f"{prefix}/.cudaenv-version.json", json.dumps(
+        {"name": name, "cuda": "12.4.1", "cudnn": "9.1.1.17", "profile": "runtime", "platform": "linux-x86_64"}))
+    m.write("/opt/cudaenv/state.json", json.dumps({"global": name}))
+    m.link("/usr/local/cuda", prefix)
+    m.run.env["CUDAENV_ROOT"] = str(root)
+    return prefix
+
+
+def test_cuda_link_owned_by_cudaenv(m):
+    _cudaenv_version(m)
+    expect(probe(m, "cuda-link"), "ok", "cudaenv's link", "CUDA 12.4.1")
+
+
+def test_cuda_link_interrupted_switch(m):
+    _cudaenv_version(m)
+    m.write("/opt/cudaenv/state.json", json.dumps({"global": "12.4.1+cudnn9.1.1.17", "pending": "11.8.0"}))
+    p = expect(probe(m, "cuda-link"), "warn", "interrupted")
+    assert "cudaenv global 11.8.0" in p["fix"]
+
+
+# -- 7. toolkit --------------------------------------------------------------------------------
+
+def test_toolkit_selected_by_cudaenv(m):
+    _cudaenv_version(m)
+    p = expect(probe(m, "toolkit"), "ok", "CUDA 12.4", "cudaenv's record: 12.4.1", "global")
+
+
+def test_toolkit_that_disagrees_with_itself(m):
+    m.toolkit(nvcc="12.3.107")
+    p = expect(probe(m, "toolkit"), "fail", "disagrees", "nvcc --version says 12.3")
+    assert "reinstall" in p["fix"]
+
+
+def test_toolkit_runtime_library_from_another_release(m):
+    m.toolkit(runtime_int=12030)
+    expect(probe(m, "toolkit"), "fail", "runtime library is 12.3")
+
+
+def test_toolkit_dangling_full_version_link(m):
+    m.remove("/usr/local/cuda-12.4/lib64/libcudart.so.12.4.127")
+    expect(probe(m, "toolkit"), "fail", "dangling")
+
+
+def test_toolkit_none_at_all(m):
+    m.remove("/usr/local/cuda")
+    res, probes = doctor(m)
+    expect(probes["toolkit"], "warn", "no CUDA toolkit")
+    for dep in ("driver-cuda", "compiler"):
+        assert probes[dep]["status"] == "skip", probes[dep]
+
+
+def test_toolkit_pinned_version_not_installed(m):
+    p = expect(probe(m, "toolkit", env={"CUDAENV_VERSION": "11.8"}), "fail", "11.8")
+    assert "cudaenv install" in p["fix"]
+
+
+# -- 17. host compiler ---------------------------------------------------------------------------
+
+def test_compiler_too_new_for_nvcc(m):
+    m.write("/usr/bin/gcc", "#!/bin/sh\necho 14.2.0\n", 0o755)
+    p = expect(probe(m, "compiler"), "warn", "gcc 14.2.0", "<= 13")
+    assert "NVCC_CCBIN=/usr/bin/g++-13" in p["fix"]
+
+
+def test_compiler_nvcc_ccbin_is_the_one_checked(m):
+    m.write("/usr/bin/gcc", "#!/bin/sh\necho 14.2.0\n", 0o755)
+    m.write("/usr/bin/g++-13", "#!/bin/sh\necho 13.3.0\n", 0o755)
+    expect(probe(m, "compiler", env={"NVCC_CCBIN": "/usr/bin/g++-13"}), "ok", "gcc 13.3.0")
+
+
+def test_compiler_absent_is_skipped(m):
+    m.remove("/usr/bin/gcc")
+    expect(probe(m, "compiler"), "skip", "no host compiler")
+
+
+# -- 8. what loads -----------------------------------------------------------------------------
+
+def _other_toolkit(m, prefix="/usr/local/cuda-11.8"):
+    return m.toolkit(prefix=prefix, cuda="11.8.0", cudart="11.8.89", nvcc="11.8.89", cudnn="8.6.0")
+
+
+def test_loader_library_path_overrides_the_selection(m):
+    other = m.toolkit(prefix="/usr/local/cuda-12.4-old", cuda="12.3.2", cudart="12.3.101", nvcc="12.3.107",
+                      cudnn="9.0.0")
+    p = expect(probe(m, "loader", env={"LD_LIBRARY_PATH": f"{other}/lib64"}), "warn",
+               "libcudart.so.12 loads /usr/local/cuda-12.4-old/lib64/libcudart.so.12 (LD_LIBRARY_PATH)",
+               "shadows /usr/local/cuda-12.4/lib64/libcudart.so.12")
+    assert "LD_LIBRARY_PATH" in p["fix"]
+
+
+def test_loader_stale_entry_for_a_removed_toolkit(m):
+    m.ld_conf("cuda-11-2.conf", "/usr/local/cuda-11.2/lib64")
+    p = expect(probe(m, "loader"), "warn", "cuda-11-2.conf lists /usr/local/cuda-11.2/lib64", "no longer exists")
+    assert p["fix"] == "sudo rm /etc/ld.so.conf.d/cuda-11-2.conf && sudo ldconfig"
+
+
+def test_loader_nvidia_conf_naming_another_toolkit_and_two_runtimes(m):
+    _other_toolkit(m)
+    m.ld_conf("000_cuda.conf", "/usr/local/cuda-11.8/lib64")
+    m.ldconfig()
+    p = expect(probe(m, "loader"), "warn", "000_cuda.conf lists /usr/local/cuda-11.8/lib64, another CUDA",
+               "two CUDA majors' runtimes", "libcudart.so.11.0")
+
+
+def test_loader_cache_out_of_date(m):
+    m.remove("/etc/ld.so.conf.d/988_cuda-12.conf")
+    m.ldconfig()
+    m.ld_conf("988_cuda-12.conf", "/usr/local/cuda-12.4/lib64")
+    p = expect(probe(m, "loader"), "warn", "out of date")
+    assert p["fix"] == "sudo ldconfig"
+
+
+def test_loader_selected_libraries_not_found(m):
+    m.remove("/etc/ld.so.conf.d/988_cuda-12.conf")
+    m.ldconfig()
+    expect(probe(m, "loader"), "warn", "libcudart.so.12 is not found by the loader")
+
+
+def test_loader_no_cache(m):
+    m.remove("/etc/ld.so.cache")
+    expect(probe(m, "loader"), "warn", "no loader cache")
+
+
+# -- 10. cuDNN ---------------------------------------------------------------------------------
+
+def test_cudnn_header_from_another_release(m):
+    m.write("/usr/local/cuda-12.4/include/cudnn_version.h", fixture_sysroot.fixture_mirror.cudnn_header("9.0.0"))
+    expect(probe(m, "cudnn"), "fail", "header 9.0.0", "library 9.1.1", "VERSION_MISMATCH")
+
+
+def test_cudnn_missing_sublibrary(m):
+    m.remove("/usr/local/cuda-12.4/lib64/libcudnn_ops.so.9.1.1")
+    m.remove("/usr/local/cuda-12.4/lib64/libcudnn_ops.so.9")
+    expect(probe(m, "cudnn"), "fail", "lacks libcudnn_ops.so.9")
+
+
+def test_cudnn_built_for_another_cuda_major(m):
+    m.toolkit(cudnn_cudart=11080)
+    p = expect(probe(m, "cudnn"), "fail", "built for CUDA 11", "toolkit is CUDA 12.4")
+    assert "cudaenv install 12.4+cudnn-9.1" in p["fix"]
+
+
+def test_cudnn_absent_is_skipped(m):
+    for f in m.p("/usr/local/cuda-12.4/lib64").glob("libcudnn*"):
+        f.unlink()
+    m.ldconfig()
+    expect(probe(m, "cudnn"), "skip", "no cuDNN")
+
+
+def test_cudnn_8_with_every_sublibrary_and_its_header(m):
+    m.remove("/usr/local/cuda-12.4")
+    m.toolkit(cudnn="8.9.7")
+    m.ldconfig()
+    expect(probe(m, "cudnn"), "ok", "cuDNN 8.9.7", "all 7 libraries present")
+
+
+# -- 9. environment ----------------------------------------------------------------------------
+
+def test_environment_clean(m):
+    expect(probe(m, "environment"), "ok", "nvcc on PATH: /usr/local/cuda/bin/nvcc")
+
+
+def test_environment_stubs_on_library_path_fail(m):
+    expect(probe(m, "environment", env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs"}), "fail", "stubs")
+
+
+def test_environment_cuda_home_and_nvcc_elsewhere(m):
+    other = _other_toolkit(m)
+    p = expect(probe(m, "environment", env={"CUDA_HOME": other, "PATH": f"{other}/bin:/usr/bin"}), "warn",
+               "CUDA_HOME=/usr/local/cuda-11.8 disagrees", "+1 more", "the nvcc on PATH is /usr/local/cuda-11.8/bin/nvcc")
+
+
+def test_environment_visible_devices_hide_every_gpu(m):
+    for value in ("-1", ""):
+        expect(probe(m, "environment", env={"CUDA_VISIBLE_DEVICES": value}), "warn", "hides every GPU")
+
+
+# -- 11. frameworks ----------------------------------------------------------------------------
+
+VENV = {"VIRTUAL_ENV": "/opt/venv"}
+
+
+def test_frameworks_tensorflow_cpu_instead_of_tensorflow(m):
+    m.tensorflow(version="2.16.1", package="tensorflow_cpu")
+    p = expect(probe(m, "frameworks", env=VENV), "warn", "tensorflow-cpu 2.16.1", "never use the GPU")
+    assert "tensorflow[and-cuda]==2.16.1" in p["fix"]
+
+
+def test_frameworks_tensorflow_that_can_use_the_toolkit(m):
+    m.tensorflow(version="2.16.1", cuda="12.3")
+    expect(probe(m, "frameworks", env=VENV), "ok", "tensorflow 2.16.1 (CUDA 12.3) can use CUDA 12.4")
+
+
+def test_frameworks_tensorflow_built_for_another_major(m):
+    m.tensorflow(version="2.13.0", cuda="11.8", cudnn="8")
+    p = expect(probe(m, "frameworks", env=VENV), "fail", "tensorflow 2.13.0 needs CUDA 11.8", "libcudart.so.11.0")
+    assert "cudaenv install tf-2.13" in p["fix"]
+
+
+def test_frameworks_tensorflow_with_pip_cuda(m):
+    m.tensorflow(version="2.13.0", cuda="11.8", cudnn="8")
+    m.p("/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib").mkdir(parents=True)
+    expect(probe(m, "frameworks", env=VENV), "ok", "brings its own CUDA")
+
+
+def test_frameworks_torch_cpu_and_torch_for_a_newer_driver(m):
+    m.torch(version="2.3.0+cpu", cuda=None)
+    expect(probe(m, "frameworks", env=VENV), "warn", "torch 2.3.0+cpu is a CPU-only build")
+    m.remove("/opt/venv")
+    m.torch(version="2.3.0+cu121", cuda="12.1")
+    _driver(m, "470.82.01", 11040)
+    expect(probe(m, "frameworks", env=VENV), "fail", "torch 2.3.0+cu121 needs a driver for CUDA 12.1")
+
+
+def test_frameworks_none_is_skipped(m):
+    m.p(m.site_packages()).mkdir(parents=True)
+    expect(probe(m, "frameworks", env=VENV), "skip", "no TensorFlow or PyTorch")
+
+
+# -- 12. containers, 13. WSL2 ---------------------------------------------------------------------
+
+def test_container_without_gpu_access(m):
+    m.write("/.dockerenv", "")
+    m.no_kernel_driver()
+    p = expect(probe(m, "container"), "fail", "docker without GPU access")
+    assert "--gpus all" in p["fix"]
+
+
+def test_container_with_no_visible_devices(m):
+    m.write("/.dockerenv", "")
+    expect(probe(m, "container", env={"NVIDIA_VISIBLE_DEVICES": "void"}), "warn", "NVIDIA_VISIBLE_DEVICES=void")
+
+
+def test_container_image_without_cudnn(m):
+    m.write("/run/.containerenv", "")
+    for f in m.p("/usr/local/cuda-12.4/lib64").glob("libcudnn*"):
+        f.unlink()
+    m.ldconfig()
+    expect(probe(m, "container"), "warn", "no cuDNN")
+
+
+def test_container_ok(m):
+    m.write("/.dockerenv", "")
+    expect(probe(m, "container", env={"NVIDIA_VISIBLE_DEVICES": "all"}), "ok", "in docker with GPU device nodes")
+
+
+def _wsl(m):
+    m.write("/proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
+    m.write("/dev/dxg", "")
+    m.no_kernel_driver()
+    m.remove("/sys/bus/pci/devices")
+
+
+def test_wsl_libcuda_from_the_windows_host(m):
+    _wsl(m)
+    m.remove("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    m.copy(m.libs.fake_driver("cuda"), "/usr/lib/wsl/lib/libcuda.so.1")
+    m.write("/usr/lib/wsl/lib/fake_gpu.conf", "cuda 12040\ninit 0\n")
+    m.ld_conf("ld.wsl.conf", "/usr/lib/wsl/lib")
+    m.ldconfig()
+    res, probes = doctor(m)
+    expect(probes["wsl"], "ok", "/usr/lib/wsl/lib")
+    expect(probes["gpu"], "ok", "WSL2")
+    expect(probes["driver"], "skip", "WSL2")
+
+
+def test_wsl_with_a_linux_driver_inside(m):
+    _wsl(m)
+    p = expect(probe(m, "wsl"), "fail", "libcuda.so.1 loads from /usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    assert "remove the Linux driver" in p["fix"]
+
+
+def test_not_wsl_is_skipped(m):
+    expect(probe(m, "wsl"), "skip", "not WSL2")
+
+
+# -- 18. cudaenv itself ----------------------------------------------------------------------------
+
+def test_self_shims_not_on_path(m):
+    shims = m.run.tmp / "root" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "nvcc").symlink_to("/bin/true")
+    expect(probe(m, "cudaenv"), "warn", "not on PATH")
+
+
+def test_self_shims_behind_another_cuda(m):
+    shims = m.run.tmp / "root" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "nvcc").symlink_to("/bin/true")
+    p = expect(probe(m, "cudaenv", env={"PATH": f"/usr/local/cuda/bin:{shims}:/usr/bin"}), "warn",
+               "/usr/local/cuda/bin comes before the shims")
+
+
+def test_self_shims_first_is_ok(m):
+    shims = m.run.tmp / "root" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "nvcc").symlink_to("/bin/true")
+    p = probe(m, "cudaenv", env={"PATH": f"{shims}:/usr/local/cuda/bin:/usr/bin"})
+    assert p["status"] in ("ok", "warn") and "not on PATH" not in p["finding"] and "before" not in p["finding"]
+
+
+# -- the doctor itself survives hostile libraries ----------------------------------------------------
+
+def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
+    crash = m.libs.build("libcuda.so.1", "libcuda.so.1",
+                         "int cuDriverGetVersion(int *v) { *(volatile int *)0 = 1; return 0; }\n"
+                         "int cuInit(unsigned f) { (void)f; return 0; }")
+    m.copy(crash, "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    res, probes = doctor(m)
+    expect(probes["libcuda"], "fail", "does not load", "signal 11")
+
+
+# -- the real machine --------------------------------------------------------------------------------
+
+REAL = Path("/usr/local/cuda-13.0")
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="no CUDA 13 toolkit in /usr/local/cuda-13.0 here")
+@pytest.mark.skipif(Path("/proc/driver/nvidia/version").exists(), reason="this machine has a driver")
+def test_real_cuda_13_toolkit_without_a_driver(cudaenv):
+    """Read-only: the real doctor on this machine (sysroot /)."""
+    env = {"CUDA_HOME": str(REAL), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if not Path("/usr/local/cuda").exists():
+        env["CUDA_HOME"] = str(REAL)
+    res = cudaenv("doctor", "--json", env=env)
+    assert res.rc == 1, res
+    probes = {p["id"]: p for p in res.json()["probes"]}
+    # the root cause: no GPU, no driver; what stands on them is skipped
+    assert probes["gpu"]["status"] == "fail" and "no NVIDIA GPU" in probes["gpu"]["finding"]
+    assert probes["driver"]["status"] == "fail" and "not loaded" in probes["driver"]["finding"]
+    for dep in ("arch", "thermal", "mig", "driver-cuda"):
+        assert probes[dep]["status"] == "skip", probes[dep]
+    assert "stub" in probes["libcuda"]["finding"] and probes["libcuda"]["status"] == "skip", probes["libcuda"]
+    assert probes["toolkit"]["status"] == "ok" and "CUDA 13.0" in probes["toolkit"]["finding"], probes["toolkit"]
+    cudnn = probes["cudnn"]
+    assert cudnn["status"] == "ok", cudnn
+    assert "cuDNN 9.19.0" in cudnn["finding"] and "header and library agree" in cudnn["finding"]
+    assert any("cudnnGetVersion(): 91900" in d for d in cudnn["details"])
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="no CUDA 13 toolkit in /usr/local/cuda-13.0 here")
+def test_real_toolkit_is_left_untouched(cudaenv):
+    def state():
+        return sorted((str(p), p.lstat().st_mtime_ns) for p in REAL.rglob("*") if "include" not in p.parts)
+    before = state()
+    cudaenv("doctor", "-v")
+    assert state() == before

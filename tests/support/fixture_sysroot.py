@@ -1,0 +1,262 @@
+"""Builds fixture machines for `cudaenv doctor`: a folder that CUDAENV_SYSROOT points at, holding
+what the doctor reads on a real machine (PCI devices in /sys, /proc files, device nodes, the loader
+configuration and a cache built by the real ldconfig, toolkit trees, site-packages), with real
+ELF libraries compiled here: scripted libnvidia-ml.so.1 and libcuda.so.1 (tests/support/
+fake_driver.c) and libcudart/libcublas/libcudnn that report the versions asked for.
+
+    m = Machine(tmp_path / "sysroot", Libs(work_dir))
+    m.healthy()                 # one A100, driver 550.54.15, CUDA 12.4 + cuDNN 9.1 at /usr/local/cuda
+    m.gpu_conf(temp=(88, 90))   # then break what a test is about
+    m.ldconfig()
+
+Device nodes are plain files: the doctor only checks that they exist.
+"""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import fixture_mirror
+
+SUPPORT = Path(__file__).resolve().parent
+LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+CUDNN_LIBS = fixture_mirror.CUDNN_LIBS
+
+
+class Libs:
+    """Compiles each library once per test session and hands out copies."""
+
+    def __init__(self, work):
+        self.work = Path(work)
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.compiler = fixture_mirror.Compiler(self.work)
+        self.cache = {}
+
+    def build(self, out, soname, source, defines=()):
+        key = (out, soname, source, tuple(defines))
+        if key not in self.cache:
+            d = self.work / f"lib{len(self.cache)}"
+            d.mkdir()
+            src = d / "src.c"
+            src.write_text(source)
+            subprocess.run([self.compiler.cc, "-shared", "-fPIC", "-O0", *defines, "-o", str(d / out),
+                            str(src), "-Wl,-soname," + soname], check=True)
+            self.cache[key] = d / out
+        return self.cache[key]
+
+    def fake_driver(self, which):
+        source = (SUPPORT / "fake_driver.c").read_text()
+        if which == "nvml":
+            return self.build("libnvidia-ml.so.1", "libnvidia-ml.so.1", source, ["-DFAKE_NVML"])
+        return self.build("libcuda.so.1", "libcuda.so.1", source, ["-DFAKE_CUDA"])
+
+
+class Machine:
+    def __init__(self, root, libs):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.libs = libs
+        self.gpus = []
+        self.driver_settings = {}
+
+    # -- files ------------------------------------------------------------------------------
+    def p(self, machine_path):
+        return self.root / machine_path.lstrip("/")
+
+    def write(self, machine_path, text, mode=0o644):
+        f = self.p(machine_path)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if f.is_symlink():
+            f.unlink()
+        f.write_text(text) if isinstance(text, str) else f.write_bytes(text)
+        f.chmod(mode)
+        return f
+
+    def link(self, machine_path, target):
+        f = self.p(machine_path)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if f.is_symlink() or f.exists():
+            f.unlink()
+        f.symlink_to(target)
+
+    def remove(self, machine_path):
+        f = self.p(machine_path)
+        if f.is_symlink() or f.is_file():
+            f.unlink()
+        elif f.is_dir():
+            shutil.rmtree(f)
+
+    def copy(self, src, machine_path, mode=0o755):
+        f = self.p(machine_path)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, f)
+        f.chmod(mode)
+
+    def shared_lib(self, libdir, real, soname, links, source):
+        built = self.libs.build(real, soname, source)
+        self.copy(built, f"{libdir}/{real}")
+        if soname != real:
+            self.link(f"{libdir}/{soname}", real)
+        for l in links:
+            self.link(f"{libdir}/{l}", soname)
+
+    # -- the machine ------------------------------------------------------------------------
+    def base(self):
+        self.write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
+        self.p("/etc/ld.so.conf.d").mkdir(parents=True, exist_ok=True)
+        self.p("/var/cache/ldconfig").mkdir(parents=True, exist_ok=True)
+        self.p("/usr/lib/x86_64-linux-gnu").mkdir(parents=True, exist_ok=True)
+        self.write("/proc/sys/kernel/osrelease", "6.1.0-27-amd64\n")
+        self.write("/proc/version", "Linux version 6.1.0-27-amd64 (debian-kernel@lists.debian.org)\n")
+        self.write("/proc/1/cgroup", "0::/init.scope\n")
+        self.write("/usr/share/misc/pci.ids",
+                   "# fixture pci.ids\n1002  Advanced Micro Devices, Inc. [AMD/ATI]\n\t1234  Some Radeon\n"
+                   "10de  NVIDIA Corporation\n\t1db4  GV100GL [Tesla V100 PCIe 16GB]\n"
+                   "\t20b0  GA100 [A100 SXM4 40GB]\n\t\t10de 134f  A100 SXM4 40GB\n"
+                   "\t2330  GH100 [H100 SXM5 80GB]\n\t1180  GK104 [GeForce GTX 680]\n"
+                   "10df  Emulex Corporation\n")
+        self.write("/usr/bin/gcc", "#!/bin/sh\necho 12.2.0\n", 0o755)
+
+    def pci_gpu(self, address="0000:65:00.0", device="0x20b0", width=(16, 16),
+                speed=("16.0 GT/s PCIe", "16.0 GT/s PCIe"), vendor="0x10de", cls="0x030200"):
+        d = f"/sys/bus/pci/devices/{address}"
+        self.write(f"{d}/vendor", vendor + "\n")
+        self.write(f"{d}/class", cls + "\n")
+        self.write(f"{d}/device", device + "\n")
+        self.write(f"{d}/current_link_width", f"{width[0]}\n")
+        self.write(f"{d}/max_link_width", f"{width[1]}\n")
+        self.write(f"{d}/current_link_speed", speed[0] + "\n")
+        self.write(f"{d}/max_link_speed", speed[1] + "\n")
+
+    def kernel_driver(self, version="550.54.15", nodes=("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0")):
+        self.write("/proc/driver/nvidia/version",
+                   f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Thu Feb 22 01:44:30 UTC 2024\n"
+                   "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n")
+        self.p("/sys/module/nvidia").mkdir(parents=True, exist_ok=True)
+        for n in nodes:
+            self.write(n, "")
+
+    def no_kernel_driver(self):
+        self.remove("/proc/driver/nvidia")
+        self.remove("/sys/module/nvidia")
+        for n in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0"):
+            self.remove(n)
+
+    def add_gpu(self, name="NVIDIA A100-SXM4-40GB", bus="00000000:65:00.0", cc=(8, 0), mig=None,
+                mig_instances=(), temp=(45, 90), throttle=0x0):
+        self.gpus.append(dict(name=name, bus=bus, cc=cc, mig=mig, mig_instances=list(mig_instances),
+                              temp=temp, throttle=throttle))
+
+    def driver_libs(self, driver="550.54.15", cuda=12040, init=0, nvml_init=0,
+                    libdir="/usr/lib/x86_64-linux-gnu"):
+        self.driver_settings = dict(driver=driver, cuda=cuda, init=init, nvml_init=nvml_init, libdir=libdir)
+        for which, name in (("nvml", "libnvidia-ml.so.1"), ("cuda", "libcuda.so.1")):
+            self.copy(self.libs.fake_driver(which), f"{libdir}/{name}")
+        self.gpu_conf()
+
+    def gpu_conf(self, **changes):
+        """Rewrites fake_gpu.conf; `changes` update the first GPU (or the driver settings)."""
+        for k, v in changes.items():
+            if k in self.driver_settings:
+                self.driver_settings[k] = v
+            else:
+                self.gpus[0][k] = v
+        s = self.driver_settings
+        lines = [f"driver {s['driver']}", f"cuda {s['cuda']}", f"init {s['init']}", f"nvml_init {s['nvml_init']}"]
+        for g in self.gpus:
+            lines += [f"gpu {g['name']}", f"bus {g['bus']}"]
+            if g["cc"]:
+                lines.append(f"cc {g['cc'][0]} {g['cc'][1]}")
+            if g["mig"] is not None:
+                lines.append(f"mig {g['mig'][0]} {g['mig'][1]}")
+                lines += [f"mig_instance {m}" for m in g["mig_instances"]]
+            if g["temp"]:
+                lines.append(f"temp {g['temp'][0]} {g['temp'][1]}")
+            if g["throttle"] is not None:
+                lines.append(f"throttle {g['throttle']:x}")
+        self.write(f"{s['libdir']}/fake_gpu.conf", "\n".join(lines) + "\n")
+
+    def toolkit(self, prefix="/usr/local/cuda-12.4", cuda="12.4.1", cudart="12.4.127", runtime_int=None,
+                nvcc="12.4.131", cudnn="9.1.1", cudnn_header=None, cudnn_cudart=None, missing=(),
+                stub=True, full_version_file=True):
+        """A toolkit tree as NVIDIA's redist archives lay it out, with cuDNN flattened into lib64."""
+        major, minor = (int(x) for x in cuda.split(".")[:2])
+        runtime_int = runtime_int if runtime_int is not None else major * 1000 + minor * 10
+        lib = f"{prefix}/lib64"
+        soname = "libcudart.so.11.0" if major == 11 else f"libcudart.so.{major}"
+        real = f"libcudart.so.{cudart}" if full_version_file else soname
+        self.shared_lib(lib, real, soname, ["libcudart.so"],
+                        f"int cudaRuntimeGetVersion(int *v) {{ *v = {runtime_int}; return 0; }}")
+        self.shared_lib(lib, f"libcublas.so.{major}.{minor}.0.1", f"libcublas.so.{major}", ["libcublas.so"],
+                        "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 1; return 0; }")
+        if nvcc:
+            banner = f"Cuda compilation tools, release {'.'.join(nvcc.split('.')[:2])}, V{nvcc}\n" \
+                     f"Build cuda_{'.'.join(nvcc.split('.')[:2])}.r0/compiler.0_0"
+            self.write(f"{prefix}/bin/nvcc", fixture_mirror.nvcc_script(banner), 0o755)
+        self.write(f"{prefix}/version.json", json.dumps({"cuda": {"name": "CUDA SDK", "version": cuda}}))
+        if stub:
+            self.write(f"{lib}/stubs/libcuda.so", b"\x7fELF stub")
+        if cudnn:
+            cmaj, cmin, cpatch = (int(x) for x in cudnn.split(".")[:3])
+            code = cmaj * (10000 if cmaj >= 9 else 1000) + cmin * 100 + cpatch
+            cudart_code = cudnn_cudart if cudnn_cudart is not None else major * 1000 + minor * 10
+            for name in CUDNN_LIBS[cmaj]:
+                if name in missing:
+                    continue
+                self.shared_lib(lib, f"{name}.so.{cudnn}", f"{name}.so.{cmaj}", [f"{name}.so"],
+                                "#include <stddef.h>\n"
+                                f"size_t cudnnGetVersion(void) {{ return {code}; }}\n"
+                                f"size_t cudnnGetCudartVersion(void) {{ return {cudart_code}; }}")
+            self.write(f"{prefix}/include/cudnn_version.h",
+                       fixture_mirror.cudnn_header(cudnn_header or cudnn))
+        return prefix
+
+    def ld_conf(self, name, *dirs):
+        self.write(f"/etc/ld.so.conf.d/{name}", "".join(d + "\n" for d in dirs))
+
+    def site_packages(self, venv="/opt/venv", py="python3.11"):
+        return f"{venv}/lib/{py}/site-packages"
+
+    def tensorflow(self, version="2.16.1", cuda="12.3", cudnn="8", cuda_build=True, venv="/opt/venv",
+                   package="tensorflow"):
+        site = self.site_packages(venv)
+        self.p(f"{site}/{package}-{version}.dist-info").mkdir(parents=True, exist_ok=True)
+        self.write(f"{site}/{package}-{version}.dist-info/METADATA", f"Name: {package}\nVersion: {version}\n")
+        if package != "tensorflow_cpu":
+            info = {"cpu_compiler": "/usr/lib/llvm-17/bin/clang", "is_cuda_build": cuda_build,
+                    "is_rocm_build": False}
+            if cuda_build:
+                info.update(cuda_version=cuda, cudnn_version=cudnn,
+                            cuda_compute_capabilities=["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"])
+            text = "# fixture build_info\nbuild_info = " + repr(dict(sorted(info.items()))) + "\n"
+            self.write(f"{site}/tensorflow/python/platform/build_info.py", text)
+
+    def torch(self, version="2.3.0+cu121", cuda="12.1", venv="/opt/venv"):
+        site = self.site_packages(venv)
+        self.p(f"{site}/torch-{version}.dist-info").mkdir(parents=True, exist_ok=True)
+        cuda_line = f"cuda: Optional[str] = '{cuda}'" if cuda else "cuda: Optional[str] = None"
+        self.write(f"{site}/torch/version.py",
+                   f"from typing import Optional\n__version__ = '{version}'\ndebug = False\n{cuda_line}\n")
+
+    def ldconfig(self):
+        subprocess.run([LDCONFIG, "-r", str(self.root)], check=True, capture_output=True)
+
+    def healthy(self):
+        """One A100 at x16 with driver 550.54.15; CUDA 12.4.1 + cuDNN 9.1.1 at /usr/local/cuda-12.4
+        (linked from /usr/local/cuda, listed by NVIDIA's 988_cuda-12.conf); gcc 12."""
+        self.base()
+        self.pci_gpu()
+        self.kernel_driver()
+        self.add_gpu()
+        self.driver_libs()
+        self.toolkit()
+        self.link("/usr/local/cuda", "/usr/local/cuda-12.4")
+        self.ld_conf("988_cuda-12.conf", "/usr/local/cuda-12.4/lib64")
+        self.ldconfig()
+        return self
+
+    def env(self, **extra):
+        e = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin"}
+        e.update(extra)
+        return e
