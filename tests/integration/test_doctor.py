@@ -222,6 +222,12 @@ def test_driver_missing_uvm_node(m):
     assert "modprobe nvidia-uvm" in p["fix"]
 
 
+def test_driver_older_than_the_gpu_does_not_see_it(m):
+    m.pci_gpu(address="0000:ca:00.0", device="0x2330")
+    p = expect(probe(m, "driver"), "fail", "sees 1 of the 2 NVIDIA GPUs")
+    assert "dmesg" in p["fix"]
+
+
 # -- 3. libcuda --------------------------------------------------------------------------------
 
 def test_libcuda_only_the_stub(m):
@@ -603,6 +609,8 @@ def test_container_without_gpu_access(m):
     m.no_kernel_driver()
     p = expect(probe(m, "container"), "fail", "docker without GPU access")
     assert "--gpus all" in p["fix"]
+    p = expect(probe(m, "driver"), "fail", "no NVIDIA kernel driver visible in this docker container")
+    assert "never install a driver inside the image" in p["fix"]
 
 
 def test_container_with_no_visible_devices(m):
@@ -706,7 +714,7 @@ def test_real_cuda_13_toolkit_without_a_driver(cudaenv):
     probes = {p["id"]: p for p in res.json()["probes"]}
     # the root cause: no GPU, no driver; what stands on them is skipped
     assert probes["gpu"]["status"] == "fail" and "no NVIDIA GPU" in probes["gpu"]["finding"]
-    assert probes["driver"]["status"] == "fail" and "not loaded" in probes["driver"]["finding"]
+    assert probes["driver"]["status"] == "fail" and "no NVIDIA kernel driver" in probes["driver"]["finding"]
     for dep in ("arch", "thermal", "mig", "driver-cuda"):
         assert probes[dep]["status"] == "skip", probes[dep]
     assert "stub" in probes["libcuda"]["finding"] and probes["libcuda"]["status"] == "skip", probes["libcuda"]

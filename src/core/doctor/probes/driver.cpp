@@ -36,6 +36,12 @@ Finding driver(Host& h) {
                         "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
                         "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)");
         }
+        if (!h.container().empty()) {
+            return fail("no NVIDIA kernel driver visible in this " + h.container() + " container",
+                        "start the container with the GPUs (docker run --gpus all …, with the "
+                        "NVIDIA Container Toolkit on the host): the host's driver is passed in; "
+                        "never install a driver inside the image");
+        }
         return fail("no NVIDIA kernel driver: the nvidia module is not loaded",
                     "install the driver (Debian/Ubuntu: sudo apt install nvidia-driver; or "
                     "NVIDIA's .run installer), then reboot; \"Module nvidia not found\" from "
@@ -59,6 +65,15 @@ Finding driver(Host& h) {
     }
     if (!d.nvml_path.empty() && !d.nvml_ok && !d.nvml_error.empty()) {
         details.push_back("NVML could not report: " + d.nvml_error);
+    }
+    if (d.nvml_ok && d.gpus.size() < h.pci_gpus().size()) {
+        return fail("driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
+                        std::to_string(h.pci_gpus().size()) +
+                        " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "
+                        "recognise it",
+                    "install a driver that supports this GPU (NVIDIA's driver search names the "
+                    "minimum), then reboot; `dmesg | grep -i nvrm` shows what it rejected",
+                    details);
     }
     std::vector<std::string> missing;
     if (!h.exists("/dev/nvidiactl")) {

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Doctor benchmark (not a test): the median wall time of a full `cudaenv doctor` run.
+
+    /usr/bin/python3 bench/doctor_bench.py --cudaenv build/release/src/cudaenv [--runs 50]
+
+Times, side by side in one run: the full doctor on this machine (sysroot /, whatever toolkit it
+has), the full doctor on a fixture machine with a GPU, a driver and CUDA 12.4 + cuDNN 9.1
+(tests/support/fixture_sysroot.py; every probe runs and asks its libraries), `--only gpu` (the
+doctor's own start-up), and for scale the children a full run starts anyway: `ldconfig -p` and
+`cudaenv __doctor-query cudart` on one library. Target: the full run <= 200 ms at the median.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+import fixture_sysroot  # noqa: E402
+
+
+def timings(cmd, runs, env):
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cudaenv", required=True)
+    ap.add_argument("--runs", type=int, default=50)
+    args = ap.parse_args()
+    exe = str(Path(args.cudaenv).resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        machine = fixture_sysroot.Machine(tmp / "sys", fixture_sysroot.Libs(tmp / "libs")).healthy()
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "LD_LIBRARY_PATH"))}
+        base.update(CUDAENV_ROOT=str(tmp / "root"), NO_COLOR="1")
+        fixture_env = dict(base, CUDAENV_SYSROOT=str(machine.root), **machine.env())
+        ldconfig = fixture_sysroot.LDCONFIG
+        lib = machine.p("/usr/local/cuda-12.4/lib64/libcudart.so.12")
+        rows = [
+            ("doctor, this machine (sysroot /)", [exe, "doctor"], base),
+            ("doctor, fixture machine with a GPU", [exe, "doctor"], fixture_env),
+            ("doctor --only gpu (start-up)", [exe, "doctor", "--only", "gpu"], fixture_env),
+            ("ldconfig -p (one child it runs)", [ldconfig, "-p"], base),
+            ("__doctor-query cudart (one child it runs)", [exe, "__doctor-query", "cudart", str(lib)], base),
+        ]
+        # warm the page cache once, then interleave the rows so that load hits all of them alike
+        for _, cmd, env in rows:
+            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        samples = {name: [] for name, _, _ in rows}
+        for _ in range(args.runs):
+            for name, cmd, env in rows:
+                samples[name] += timings(cmd, 1, env)
+        print(f"{'':44} {'median':>9} {'p90':>9}   ({args.runs} runs each, interleaved)")
+        for name, _, _ in rows:
+            s = sorted(samples[name])
+            p90 = s[int(len(s) * 0.9) - 1]
+            print(f"{name:44} {statistics.median(s):7.1f}ms {p90:7.1f}ms")
+        full = statistics.median(samples["doctor, fixture machine with a GPU"])
+        print(f"\ntarget: full run <= 200 ms: {'met' if full <= 200 else 'MISSED'} ({full:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
