@@ -15,9 +15,9 @@ std::string lower(std::string s) {
 
 /// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") the name contains; the
 /// longest such wins ("RTX 3060 Ti" over "RTX 3060").
-std::optional<unsigned> cc_from_table(Host& h, const std::string& name) {
+unsigned cc_from_table(Host& h, const std::string& name) {
     std::string n = lower(name);
-    std::optional<unsigned> best;
+    unsigned best = 0; // 0: unknown (no GPU has compute capability 0)
     std::size_t best_len = 0;
     for (const auto& g : h.gpu_table()) {
         std::string model = lower(g.name);
@@ -50,26 +50,28 @@ Finding arch(Host& h) {
         std::string name = i < nvml.size() && !nvml[i].name.empty() ? nvml[i].name
                            : i < pci.size()                         ? pci[i].name
                                                                     : std::string();
-        std::optional<unsigned> cc = i < nvml.size() ? nvml[i].compute_capability : std::nullopt;
+        unsigned cc = 0; // 0: unknown
+        if (i < nvml.size() && nvml[i].compute_capability) {
+            cc = *nvml[i].compute_capability;
+        }
         std::string from = "NVML";
-        if (!cc && !name.empty()) {
+        if (cc == 0 && !name.empty()) {
             cc = cc_from_table(h, name);
             from = "the GPU table";
         }
         std::string label = gpu_label(i, name);
-        if (!cc) {
+        if (cc == 0) {
             unknown.push_back(label);
             details.push_back(label + ": compute capability unknown");
             continue;
         }
-        details.push_back(label + ": compute capability " + cc_dotted(*cc) + " (from " + from +
-                          ")");
-        if (*cc < rel->sm->min) {
-            too_old.push_back(label + " " + sm(*cc));
-        } else if (*cc > rel->sm->max) {
-            too_new.push_back(label + " " + sm(*cc));
+        details.push_back(label + ": compute capability " + cc_dotted(cc) + " (from " + from + ")");
+        if (cc < rel->sm->min) {
+            too_old.push_back(label + " " + sm(cc));
+        } else if (cc > rel->sm->max) {
+            too_new.push_back(label + " " + sm(cc));
         } else {
-            fine.push_back(label + " " + sm(*cc));
+            fine.push_back(label + " " + sm(cc));
         }
     }
     std::string cuda = "CUDA " + rel->version.truncated(2).str();

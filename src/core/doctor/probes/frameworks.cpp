@@ -143,10 +143,15 @@ Finding frameworks(Host& h) {
         details.push_back("tensorflow " + tf->version + " in " + tf->site +
                           (cuda ? ", built with CUDA " + *cuda + " and cuDNN " + cudnn.value_or("?")
                                 : std::string(", no CUDA build information")));
-        auto built = cuda ? Version::try_parse(*cuda) : std::nullopt;
+        // a plain value and a flag: GCC 12 misreads std::optional<Version> here
+        // (maybe-uninitialized)
+        const auto parsed = cuda ? Version::try_parse(*cuda) : std::nullopt;
+        const bool has_built = parsed.has_value();
+        const Version built_v = parsed.value_or(Version{});
+        const Version* built = &built_v;
         if (!text) {
             warns.push_back("tensorflow " + tf->version + " has no build_info.py");
-        } else if (!cuda_build || !built) {
+        } else if (!cuda_build || !has_built) {
             warns.push_back("tensorflow " + tf->version + " is a CPU-only build");
             if (warn_fix.empty()) {
                 warn_fix = "pip install 'tensorflow[and-cuda]==" + tf->version + "'";
@@ -201,8 +206,10 @@ Finding frameworks(Host& h) {
         auto cuda = text ? py_string(*text, "cuda") : std::nullopt;
         details.push_back("torch " + torch->version + " in " + torch->site +
                           (cuda ? ", built with CUDA " + *cuda : std::string(", no CUDA")));
-        auto built = cuda ? Version::try_parse(*cuda) : std::nullopt;
-        if (!built) {
+        const auto parsed = cuda ? Version::try_parse(*cuda) : std::nullopt;
+        const Version built_v = parsed.value_or(Version{});
+        const Version* built = &built_v;
+        if (!parsed) {
             warns.push_back("torch " + torch->version + " is a CPU-only build");
             if (warn_fix.empty()) {
                 warn_fix = "pip install torch --index-url https://download.pytorch.org/whl/cu126 "
