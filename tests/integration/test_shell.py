@@ -162,6 +162,7 @@ def test_completions(env):
     assert "tf-2.13" in res.out.split() and "11.8.0" in res.out.split()
     assert TF213 in env("__complete", "use").out.split()
     assert "nvcc" in env("__complete", "which").out.split()
+    assert {"--only", "cudnn", "libcuda", "driver-cuda"} <= set(env("__complete", "doctor").out.split())
     out = sh("bash", f'eval "$("{EXE}" init - bash)"; COMP_WORDS=(cudaenv ins); COMP_CWORD=1; '
                      '_cudaenv_complete; echo "${COMPREPLY[@]}"', env)
     assert out.stdout.strip() == "install"

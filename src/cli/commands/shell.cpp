@@ -5,6 +5,7 @@
 #include "core/activate/environment.hpp"
 #include "core/activate/selection.hpp"
 #include "core/activate/shims.hpp"
+#include "core/doctor/doctor.hpp"
 #include "core/install/install.hpp"
 #include "core/manifest/codec.hpp"
 #include "registry.hpp"
@@ -205,6 +206,12 @@ int run_complete(const std::string& command, Context& ctx) {
     }
     if (command == "init") {
         *ctx.out << "-\nbash\nzsh\nfish\n";
+    }
+    if (command == "doctor") {
+        *ctx.out << "-v\n--json\n--strict\n--only\n";
+        for (const auto& p : doctor::probes()) {
+            *ctx.out << p.id << "\n";
+        }
     }
     return 0;
 }
