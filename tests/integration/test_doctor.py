@@ -332,9 +332,10 @@ def test_thermal_power_cap_alone_is_normal(m):
     expect(probe(m, "thermal"), "ok", "power cap")
 
 
-def test_thermal_without_nvml_is_skipped(m):
+def test_thermal_and_mig_without_nvml_are_skipped(m):
     m.gpu_conf(nvml_init=9)
     expect(probe(m, "thermal"), "skip", "NVML is not available", "Driver Not Loaded")
+    expect(probe(m, "mig"), "skip", "NVML is not available")
 
 
 def test_mig_mode_warns_with_the_instances(m):
@@ -694,7 +695,21 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
                          "int cuInit(unsigned f) { (void)f; return 0; }")
     m.copy(crash, "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
     res, probes = doctor(m)
-    expect(probes["libcuda"], "fail", "does not load", "signal 11")
+    p = expect(probes["libcuda"], "fail", "does not load")
+    # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
+    assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
+    assert len(probes) == 18 and res.rc == 1
+
+
+def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):
+    hang = m.libs.build("libcuda.so.1", "libcuda.so.1",
+                        "#include <unistd.h>\n"
+                        "int cuDriverGetVersion(int *v) { for (;;) pause(); *v = 0; return 0; }\n"
+                        "int cuInit(unsigned f) { (void)f; return 0; }")
+    m.copy(hang, "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    p = expect(probe(m, "libcuda", env={"CUDAENV_DOCTOR_TIMEOUT": "0.5"}), "fail", "did not answer within")
+    res = m.run("doctor", env={"CUDAENV_DOCTOR_TIMEOUT": "soon"})
+    assert_one_line_error(res, 2)
 
 
 # -- the real machine --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -335,8 +336,12 @@ const LibraryAnswer& Host::query(std::string_view kind, std::string_view p) {
         if (!ran) {
             a.error = ran.error().message;
         } else if (ran->timed_out) {
-            a.error = "did not answer within " +
-                      std::to_string(m_config.child_timeout.count() / 1000) + " s";
+            char secs[32];
+            std::snprintf(secs,
+                          sizeof secs,
+                          "%g",
+                          static_cast<double>(m_config.child_timeout.count()) / 1000);
+            a.error = std::string("did not answer within ") + secs + " s";
         } else {
             for (const auto& line : lines_of(ran->out)) {
                 auto eq = line.find('=');
