@@ -835,28 +835,35 @@ std::optional<nlohmann::json> load_json(const fs::path& p) {
 
 } // namespace
 
+namespace {
+
+/// One manifest file parsed by `parse`; none when it is missing or invalid (the probes that need
+/// it then say the manifests do not know).
+template <typename T, typename Parse>
+std::optional<T> load_manifest(const fs::path& dir, const char* name, Parse parse) {
+    if (auto doc = load_json(dir / name)) {
+        if (auto parsed = parse(*doc, name)) {
+            return std::move(*parsed);
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 const manifest::Rules* Host::rules() {
     if (!m_cache->rules) {
-        std::optional<manifest::Rules> r;
-        if (auto doc = load_json(m_config.manifests / "rules.json")) {
-            if (auto parsed = manifest::parse_rules(*doc, "rules.json")) {
-                r = std::move(*parsed);
-            }
-        }
-        m_cache->rules = std::move(r);
+        m_cache->rules =
+            load_manifest<manifest::Rules>(m_config.manifests, "rules.json", manifest::parse_rules);
     }
     return *m_cache->rules ? &**m_cache->rules : nullptr;
 }
 
 const std::vector<manifest::Gpu>& Host::gpu_table() {
     if (!m_cache->gpus) {
-        std::vector<manifest::Gpu> g;
-        if (auto doc = load_json(m_config.manifests / "gpus.json")) {
-            if (auto parsed = manifest::parse_gpus(*doc, "gpus.json")) {
-                g = std::move(*parsed);
-            }
-        }
-        m_cache->gpus = std::move(g);
+        m_cache->gpus = load_manifest<std::vector<manifest::Gpu>>(
+                            m_config.manifests, "gpus.json", manifest::parse_gpus)
+                            .value_or(std::vector<manifest::Gpu>{});
     }
     return *m_cache->gpus;
 }

@@ -2,13 +2,12 @@
 
 #include "../fs.hpp"
 #include "../store/root.hpp"
+#include "../sys/process.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -382,54 +381,23 @@ Result<std::vector<std::string>> check_libraries_in_child(const fs::path& exe,
     if (files.empty()) {
         return std::vector<std::string>{};
     }
-    int pipefd[2];
-    if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
-    }
     std::vector<std::string> args{exe.string(), "__check-libs", dir.string()};
     args.insert(args.end(), files.begin(), files.end());
-    std::vector<char*> argv;
-    for (auto& a : args) {
-        argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    std::vector<std::string> env_store;
+    sys::ProcessOptions o;
+    o.env.emplace();
     for (char** e = environ; *e; ++e) {
         if (std::string_view(*e).rfind("LD_LIBRARY_PATH=", 0) != 0) {
-            env_store.emplace_back(*e);
+            o.env->emplace_back(*e);
         }
     }
-    env_store.push_back("LD_LIBRARY_PATH=" + dir.string());
-    std::vector<char*> envp;
-    for (auto& e : env_store) {
-        envp.push_back(e.data());
-    }
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(pipefd[1]);
-    if (rc != 0) {
-        ::close(pipefd[0]);
-        return Error(ErrorCode::internal, "cannot run '" + exe.string() + "': " + errno_text(rc));
-    }
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-        if (n > 0) {
-            out.append(buf, static_cast<std::size_t>(n));
-        }
-    }
-    ::close(pipefd[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    o.env->push_back("LD_LIBRARY_PATH=" + dir.string());
+    auto ran = sys::run_process(args, o);
+    if (!ran) {
+        return Error(ErrorCode::internal, "cannot run the library check: " + ran.error().message);
     }
     std::vector<std::string> failures;
     std::size_t pos = 0;
+    const auto& out = ran->out;
     while (pos < out.size()) {
         auto end = out.find('\n', pos);
         if (end == std::string::npos) {
@@ -440,12 +408,14 @@ Result<std::vector<std::string>> check_libraries_in_child(const fs::path& exe,
         }
         pos = end + 1;
     }
-    if (!WIFEXITED(status)) {
+    if (ran->timed_out) {
+        failures.push_back("the library check did not finish within 120 s");
+    } else if (ran->status > 128) {
         failures.push_back("the library check crashed (signal " +
-                           std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + ")");
-    } else if (WEXITSTATUS(status) != 0) {
+                           std::to_string(ran->status - 128) + ")");
+    } else if (ran->status != 0) {
         failures.push_back("the library check '" + exe.string() + " __check-libs' exited with " +
-                           std::to_string(WEXITSTATUS(status)));
+                           std::to_string(ran->status));
     }
     return failures;
 }
