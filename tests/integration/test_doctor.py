@@ -162,6 +162,25 @@ def test_unknown_probe_is_a_usage_error_with_a_suggestion(m):
     assert "did you mean --only cudnn?" in res.err
 
 
+def test_a_sysroot_that_is_not_there_is_a_usage_error(m):
+    res = m.run("doctor", env={"CUDAENV_SYSROOT": str(m.root / "nope")})
+    assert_one_line_error(res, 2)
+    assert "is not a directory" in res.err
+
+
+def test_hostile_machine_files_cost_findings_not_the_doctor(m):
+    """A link loop, a folder where a library should be, a huge and a binary /proc file."""
+    m.link("/usr/local/cuda", "/usr/local/cuda")
+    m.remove("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    m.p("/usr/lib/x86_64-linux-gnu/libcuda.so.1").mkdir()
+    m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
+    m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
+    res, probes = doctor(m)
+    assert res.rc == 1 and len(probes) == 18
+    expect(probes["cuda-link"], "fail", "/usr/local/cuda")
+    assert probes["pcie"]["status"] in ("skip", "ok")
+
+
 def test_only_runs_what_a_probe_stands_on_but_shows_only_it(m):
     m.remove("/sys/bus/pci/devices")
     expect(probe(m, "arch"), "skip", "skipped: gpu: no NVIDIA GPU")

@@ -95,6 +95,16 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     }
     doctor::HostConfig hc;
     hc.sysroot = ctx.getenv("CUDAENV_SYSROOT").value_or("/");
+    if (hc.sysroot.empty()) {
+        hc.sysroot = "/";
+    }
+    if (std::error_code ec; !std::filesystem::is_directory(hc.sysroot, ec)) {
+        return report_error(ctx,
+                            Error(ErrorCode::usage,
+                                  "CUDAENV_SYSROOT=" + hc.sysroot.string() + " is not a directory")
+                                .with_hint("unset CUDAENV_SYSROOT to diagnose this machine"),
+                            "doctor");
+    }
     hc.env = ctx.env;
     hc.cwd = ctx.cwd;
     hc.self_exe = ctx.exe_path;

@@ -111,7 +111,8 @@ std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::strin
 }
 
 /// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
-/// symlinks the way the machine would: an absolute target restarts at the sysroot.
+/// symlinks the way the machine would: an absolute target restarts at the sysroot. Empty when
+/// the links loop.
 fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
     std::vector<std::string> todo;
     for (const auto& part : inside.relative_path()) {
@@ -134,7 +135,12 @@ fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
         }
         fs::path next = cur / part;
         std::error_code ec;
-        if (fs::is_symlink(fs::symlink_status(next, ec)) && ++hops < 40) {
+        if (fs::is_symlink(fs::symlink_status(next, ec))) {
+            if (++hops > 40) {
+                // a loop (ELOOP): nothing is there. Returning the link itself would let the
+                // caller's own lookup follow it, out of the sysroot.
+                return {};
+            }
             fs::path target = fs::read_symlink(next, ec);
             std::vector<std::string> parts;
             for (const auto& t : target.relative_path()) {

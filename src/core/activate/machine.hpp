@@ -31,7 +31,8 @@ struct Machine {
 };
 
 /// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
-/// symlinks the way the machine would: an absolute target restarts at the sysroot.
+/// symlinks the way the machine would: an absolute target restarts at the sysroot. Empty when
+/// the links loop (nothing is there).
 std::filesystem::path resolve_in_sysroot(const std::filesystem::path& sysroot,
                                          const std::filesystem::path& inside);
 

@@ -180,6 +180,9 @@ fs::path machine_form(const fs::path& sysroot, std::string_view p) {
 } // namespace
 
 fs::path Host::at(std::string_view p) const {
+    if (p.empty()) {
+        return {}; // nothing (a link loop resolves to nothing)
+    }
     if (m_config.sysroot == "/") {
         return fs::path(p);
     }
@@ -256,7 +259,8 @@ std::string Host::canonical(std::string_view p) const {
         auto c = fs::weakly_canonical(fs::path(p), ec);
         return ec ? std::string(p) : c.string();
     }
-    return machine_path(activate::resolve_in_sysroot(m_config.sysroot, machine_path(at(p))));
+    auto real = activate::resolve_in_sysroot(m_config.sysroot, machine_form(m_config.sysroot, p));
+    return real.empty() ? std::string() : machine_path(real);
 }
 
 std::optional<std::string> Host::env(std::string_view name) const {

@@ -78,6 +78,14 @@ TEST_F(DoctorHost, AbsoluteLinksStayInsideTheSysroot) {
     fs::create_symlink("/usr/local/cuda-11.2", sys / "usr/local/cuda-old");
     EXPECT_TRUE(h.exists("/usr/local/cuda-old"));
     EXPECT_FALSE(h.is_dir("/usr/local/cuda-old"));
+    // a loop leads nowhere (not to the host's own /usr/local/cuda), and so does climbing out
+    fs::create_symlink("/usr/local/loop", sys / "usr/local/loop");
+    EXPECT_TRUE(h.exists("/usr/local/loop"));
+    EXPECT_FALSE(h.is_dir("/usr/local/loop"));
+    EXPECT_EQ(h.canonical("/usr/local/loop"), "");
+    EXPECT_EQ(h.read("/usr/local/loop/version.json"), std::nullopt);
+    fs::create_symlink("../../../../../../../../usr/local/cuda-12.4", sys / "usr/local/up");
+    EXPECT_EQ(h.canonical("/usr/local/up"), "/usr/local/cuda-12.4");
 }
 
 TEST_F(DoctorHost, LoaderConfigurationIncludesInOrder) {
