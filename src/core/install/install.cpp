@@ -194,12 +194,23 @@ Status run_job(const store::Root& root,
 
     struct Release {
         ExtractGate& g;
+        bool held = true;
 
-        ~Release() { g.release(); }
+        void now() {
+            if (held) {
+                held = false;
+                g.release();
+            }
+        }
+
+        ~Release() { now(); }
     } release{extract_slots};
 
     auto stage = CUDAENV_TRY(root.make_stage(j.entry));
     auto x = archive::extract(req.dest, stage, j.compression, j.expected_top, o.limits);
+    // The slot is a core for decoding: the sync below waits on the disk, so the next archive
+    // may start decoding meanwhile.
+    release.now();
     if (!x) {
         store::remove_tree(stage);
         std::error_code ec;
