@@ -26,6 +26,8 @@ void capture_process(Context& ctx, char** environ_) {
         }
     }
     ctx.stderr_tty = ::isatty(2) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end();
+    ctx.stdout_color = ::isatty(1) == 1 && ctx.env.find("NO_COLOR") == ctx.env.end() &&
+                       ctx.env.count("TERM") && ctx.env.at("TERM") != "dumb";
     std::error_code ec;
     ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
     ctx.cwd = std::filesystem::current_path(ec);

@@ -59,6 +59,8 @@ struct Context {
 
     /// stderr is a terminal (progress bars), and colour is allowed.
     bool stderr_tty = false;
+    /// stdout is a terminal and colour is allowed (NO_COLOR unset; --no-color is checked apart).
+    bool stdout_color = false;
 
     /// Loads the catalog once per process.
     Result<const manifest::Catalog*> catalog();

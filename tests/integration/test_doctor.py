@@ -149,6 +149,38 @@ def test_verbose_text_shows_every_probe_with_details(m):
     assert "libcudart.so.12 -> /usr/local/cuda-12.4/lib64/libcudart.so.12 (ld.so.cache)" in res.out
 
 
+def _on_a_terminal(m, *args, env):
+    """Runs the doctor with stdout on a pseudo-terminal; returns what it wrote there."""
+    import pty
+    import subprocess
+    master, slave = pty.openpty()
+    e = dict(m.run.env)
+    e.pop("NO_COLOR", None)
+    e.update(env)
+    proc = subprocess.Popen([EXE, "doctor", *args], env=e, stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait()
+    os.close(master)
+    return out.decode()
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(m):
+    coloured = _on_a_terminal(m, "--only", "gpu", env={"TERM": "xterm"})
+    assert "\x1b[32m✓\x1b[0m" in coloured, coloured
+    assert "\x1b[" not in _on_a_terminal(m, "--only", "gpu", env={"TERM": "xterm", "NO_COLOR": "1"})
+    assert "\x1b[" not in _on_a_terminal(m, "--no-color", "--only", "gpu", env={"TERM": "xterm"})
+    assert "\x1b[" not in m.run("doctor", "--only", "gpu").out
+
+
 def test_strict_fails_on_warnings_and_plain_does_not(m):
     m.pci_gpu(width=(8, 16))
     assert m.run("doctor", "--only", "pcie").rc == 0
@@ -413,7 +445,21 @@ def _cudaenv_version(m, name="12.4.1+cudnn9.1.1.17"):
 
 def test_cuda_link_owned_by_cudaenv(m):
     _cudaenv_version(m)
+    m.ld_conf("000-cudaenv.conf", "/usr/local/cuda/lib64")
     expect(probe(m, "cuda-link"), "ok", "cudaenv's link", "CUDA 12.4.1")
+
+
+def test_cuda_link_changed_behind_cudaenvs_back(m):
+    _cudaenv_version(m)
+    m.ld_conf("000-cudaenv.conf", "/usr/local/cuda/lib64")
+    expect(probe(m, "cuda-link"), "ok", "cudaenv's link")
+    m.link("/usr/local/cuda", "/usr/local/cuda-12.4")  # a scripted ln -sf across the fleet
+    p = expect(probe(m, "cuda-link"), "warn", "journal says the global version is 12.4.1+cudnn9.1.1.17",
+               "behind cudaenv's back")
+    assert "cudaenv global 12.4.1+cudnn9.1.1.17 --force" in p["fix"]
+    m.link("/usr/local/cuda", "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17")
+    m.remove("/etc/ld.so.conf.d/000-cudaenv.conf")
+    expect(probe(m, "cuda-link"), "warn", "000-cudaenv.conf is missing")
 
 
 def test_cuda_link_interrupted_switch(m):
@@ -729,6 +775,36 @@ def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):
     p = expect(probe(m, "libcuda", env={"CUDAENV_DOCTOR_TIMEOUT": "0.5"}), "fail", "did not answer within")
     res = m.run("doctor", env={"CUDAENV_DOCTOR_TIMEOUT": "soon"})
     assert_one_line_error(res, 2)
+
+
+# -- after the real install and global ----------------------------------------------------------
+
+def test_after_a_real_install_and_global_the_doctor_agrees(inst, libs, tmp_path):
+    """install (from the fixture mirror) and global (real ldconfig) into a machine with a GPU,
+    then every layer the switch touched reads ok."""
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root (chroot)")
+    m = fixture_sysroot.Machine(tmp_path / "sys", libs)
+    m.base()
+    m.pci_gpu()
+    m.kernel_driver()
+    m.add_gpu()
+    m.driver_libs()
+    m.ldconfig()
+    inst.env.update(CUDAENV_ROOT=str(m.p("/opt/cudaenv")), CUDAENV_SYSROOT=str(m.root), **m.env())
+    assert inst("install", "tf-2.16").rc == 0
+    res = inst("global", "tf-2.16")
+    assert res.rc == 0, res
+    res = inst("doctor", "--json")
+    assert res.rc == 0, res
+    probes = {p["id"]: p for p in res.json()["probes"]}
+    version = "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17"
+    expect(probes["toolkit"], "ok", "CUDA 12.4", "cudaenv's record: 12.4.1", "nvcc --version: 12.4.131")
+    expect(probes["cuda-link"], "ok", "cudaenv's link to " + version)
+    expect(probes["loader"], "ok", f"libcudart.so.12 -> /usr/local/cuda/lib64/libcudart.so.12 (ld.so.cache)",
+           "libcudnn.so.9")
+    expect(probes["cudnn"], "ok", "cuDNN 9.1.1", "all 8 libraries present")
+    expect(probes["driver-cuda"], "ok", "550.54.15")
 
 
 # -- the real machine --------------------------------------------------------------------------------

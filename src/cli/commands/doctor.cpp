@@ -24,18 +24,31 @@ struct DoctorCli {
     std::vector<std::string> only;
 };
 
-std::string_view mark(doctor::Status s) {
+/// Colour for the marks only, and only on a terminal (NO_COLOR, --no-color, TERM=dumb: none).
+bool g_color = false;
+
+std::string mark(doctor::Status s) {
+    const char* m = "?";
+    const char* colour = "";
     switch (s) {
     case doctor::Status::ok:
-        return "✓";
+        m = "✓";
+        colour = "\033[32m";
+        break;
     case doctor::Status::warn:
-        return "!";
+        m = "!";
+        colour = "\033[33m";
+        break;
     case doctor::Status::fail:
-        return "✗";
+        m = "✗";
+        colour = "\033[31m";
+        break;
     case doctor::Status::skip:
-        return "-";
+        m = "-";
+        colour = "\033[2m";
+        break;
     }
-    return "?";
+    return g_color ? std::string(colour) + m + "\033[0m" : std::string(m);
 }
 
 /// A layer's status: the worst of its probes that ran; skip only when all were skipped.
@@ -171,6 +184,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
         return code;
     }
 
+    g_color = ctx.stdout_color && !ctx.no_color;
     std::ostream& out = *ctx.out;
     out << "cudaenv doctor" << (hc.sysroot == "/" ? "" : " (sysroot " + hc.sysroot.string() + ")")
         << (o.verbose ? "" : "; details: cudaenv doctor -v") << "\n";

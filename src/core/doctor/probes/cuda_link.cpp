@@ -24,7 +24,8 @@ Finding cuda_link(Host& h) {
     auto state = activate::read_link_state(m, h.config().root);
     using Kind = activate::LinkState::Kind;
     std::vector<std::string> details;
-    // an interrupted switch (reliability.md F11): the journal names the version it was going to
+    // the journal (reliability.md F11): an interrupted switch names the version it was going to
+    std::optional<std::string> global;
     if (auto text = read_text_file(h.config().root.state_file())) {
         auto j = nlohmann::json::parse(*text, nullptr, false);
         if (j.is_object() && j.contains("pending") && j["pending"].is_string()) {
@@ -32,6 +33,30 @@ Finding cuda_link(Host& h) {
                             "`: the link, ld.so.conf.d and the loader cache may disagree",
                         "cudaenv global " + j["pending"].get<std::string>() +
                             " (finishes it), or cudaenv rollback");
+        }
+        if (j.is_object() && j.contains("global") && j["global"].is_string()) {
+            global = j["global"].get<std::string>();
+        }
+    }
+    // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
+    if (global) {
+        std::string want = h.machine_path(h.config().root.versions() / *global);
+        std::string conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
+        if (state.kind != Kind::ours || state.target != want) {
+            return warn("cudaenv's journal says the global version is " + *global +
+                            ", but /usr/local/cuda is " + state.describe() +
+                            ": something changed it behind cudaenv's back",
+                        "cudaenv global " + *global +
+                            " --force (back to the journal), or "
+                            "cudaenv global <the version you want>",
+                        {"journal: " + h.config().root.state_file().string()});
+        }
+        if (!h.exists(conf)) {
+            return warn("the global version is " + *global + " but " + conf +
+                            " is missing: the loader does not look in /usr/local/cuda/lib64",
+                        "cudaenv global " + *global +
+                            " --force (writes it again and runs "
+                            "ldconfig)");
         }
     }
     if (state.kind == Kind::absent) {
