@@ -40,12 +40,9 @@ constexpr std::uint64_t k_writeback_chunk = 8u << 20;
 /// Asks the kernel to start writing a range of a file to disk, without waiting for it; a
 /// failure only loses the head start (the sync before publishing still covers the data).
 void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) {
-    (void)::sync_file_range(fd,
-                            static_cast<off64_t>(offset),
-                            static_cast<off64_t>(length),
-                            SYNC_FILE_RANGE_WRITE);
+    (void)::sync_file_range(
+        fd, static_cast<off64_t>(offset), static_cast<off64_t>(length), SYNC_FILE_RANGE_WRITE);
 }
-
 
 struct ReadArchive {
     struct archive* a = sys::archive().read_new();
