@@ -1,6 +1,8 @@
 """Hostile and broken archives (reliability.md A rows): each is served with a matching sha256,
 so only the extraction filter stands between it and the disk."""
 import os
+import shutil
+import subprocess
 import stat
 from pathlib import Path
 
@@ -257,3 +259,31 @@ def test_a_library_that_does_not_load_rolls_the_install_back(inst, tmp_path, bas
     res = install_crafted(inst, tmp_path, entries)
     check_refused(inst, res, baseline, victim, code=4)
     assert "does not load: libcudart.so.11.8.89" in res.err
+
+
+@pytest.mark.parametrize("fmt", ["gnu", "posix"])
+def test_sparse_files_come_out_whole(inst, tmp_path, baseline, victim, fmt):
+    """GNU tar's sparse members (holes inside and at the end) are written with their holes and
+    their exact length; the bytes read back equal the original."""
+    tar = shutil.which("tar")
+    if not tar:
+        pytest.skip("no GNU tar to make a sparse archive")
+    tree = tmp_path / "tree" / TOP
+    (tree / "lib").mkdir(parents=True)
+    (tree / "include").mkdir()
+    (tree / "lib" / "libcudart.so.11.8.89").write_bytes(real_cudart(inst))
+    (tree / "lib" / "libcudart.so.11.0").symlink_to("libcudart.so.11.8.89")
+    sparse = tree / "include" / "sparse.bin"
+    with open(sparse, "wb") as f:
+        f.seek(3 << 20)
+        f.write(b"middle")
+        f.truncate(7 << 20)  # ends in a hole
+    path = tmp_path / "crafted.tar.xz"
+    subprocess.run([tar, "--sparse", f"--format={fmt}", "-cJf", str(path), "-C", str(tmp_path / "tree"), TOP],
+                   check=True)
+    replace_component(inst, tmp_path, path)
+    res = inst("install", "11.8")
+    assert res.rc == 0, res
+    out = inst.root / "versions" / "11.8.0" / "include" / "sparse.bin"
+    assert out.stat().st_size == 7 << 20
+    assert out.read_bytes() == sparse.read_bytes()

@@ -73,6 +73,7 @@ const ArchiveApi& archive() {
         bind(h, a.read_open_filename, "archive_read_open_filename");
         bind(h, a.read_next_header, "archive_read_next_header");
         bind(h, a.read_data, "archive_read_data");
+        bind(h, a.read_data_block, "archive_read_data_block");
         bind(h, a.error_string, "archive_error_string");
         bind(h, a.filter_code, "archive_filter_code");
         bind(h, a.entry_pathname, "archive_entry_pathname");
@@ -82,6 +83,7 @@ const ArchiveApi& archive() {
         bind(h, a.entry_symlink, "archive_entry_symlink");
         bind(h, a.entry_size, "archive_entry_size");
         bind(h, a.entry_size_is_set, "archive_entry_size_is_set");
+        bind(h, a.entry_sparse_count, "archive_entry_sparse_count");
         return a;
     }();
     return api;

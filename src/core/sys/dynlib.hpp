@@ -31,6 +31,7 @@ struct ArchiveApi {
     decltype(&::archive_read_open_filename) read_open_filename;
     decltype(&::archive_read_next_header) read_next_header;
     decltype(&::archive_read_data) read_data;
+    decltype(&::archive_read_data_block) read_data_block;
     decltype(&::archive_error_string) error_string;
     decltype(&::archive_filter_code) filter_code;
     decltype(&::archive_entry_pathname) entry_pathname;
@@ -40,6 +41,7 @@ struct ArchiveApi {
     decltype(&::archive_entry_symlink) entry_symlink;
     decltype(&::archive_entry_size) entry_size;
     decltype(&::archive_entry_size_is_set) entry_size_is_set;
+    decltype(&::archive_entry_sparse_count) entry_sparse_count;
 };
 
 struct CryptoApi {
