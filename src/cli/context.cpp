@@ -122,6 +122,10 @@ std::chrono::milliseconds Context::lock_timeout() const {
     return std::chrono::seconds(env_number(*this, "CUDAENV_LOCK_TIMEOUT", 600));
 }
 
+std::chrono::seconds Context::ldconfig_timeout() const {
+    return std::chrono::seconds(std::max(1L, env_number(*this, "CUDAENV_LDCONFIG_TIMEOUT", 120)));
+}
+
 Result<const manifest::Catalog*> Context::catalog() {
     if (!m_catalog) {
         auto c = manifest::load_catalog(manifests_path());

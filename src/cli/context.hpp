@@ -57,6 +57,9 @@ struct Context {
     /// CUDAENV_LOCK_TIMEOUT seconds (default 600).
     std::chrono::milliseconds lock_timeout() const;
 
+    /// CUDAENV_LDCONFIG_TIMEOUT seconds an ldconfig run may take before it is killed (default 120).
+    std::chrono::seconds ldconfig_timeout() const;
+
     /// stderr is a terminal (progress bars), and colour is allowed.
     bool stderr_tty = false;
     /// stdout is a terminal and colour is allowed (NO_COLOR unset; --no-color is checked apart).

@@ -5,6 +5,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -122,6 +123,25 @@ def test_failing_ldconfig_puts_everything_back(machine):
         assert link(s) == f"/opt/cudaenv/versions/{TF213}"
         assert (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text() == conf
         assert machine("global").out.strip() == TF213
+
+
+def test_l1_hanging_ldconfig_is_killed_at_its_timeout_and_everything_put_back(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    conf = (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text()
+    fake = machine.tmp / "hanging-ldconfig"
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    started = time.monotonic()
+    res = machine("global", "tf-2.16", env={"CUDAENV_LDCONFIG": str(fake), "CUDAENV_LDCONFIG_TIMEOUT": "1"})
+    took = time.monotonic() - started
+    assert_one_line_error(res, 6)
+    assert "did not finish within 1 s" in res.err
+    assert took < 20, took  # not the 60 s the fake would sleep
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text() == conf
+    assert machine("global").out.strip() == TF213
+    assert machine("global", "tf-2.16").rc == 0  # the real ldconfig then switches normally
 
 
 def test_kill_after_the_temporary_link_leaves_the_old_link(machine):

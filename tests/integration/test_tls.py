@@ -18,12 +18,14 @@ def pki(tmp_path_factory):
     d = tmp_path_factory.mktemp("pki")
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
             "-days", "2", "-subj", "/CN=cudaenv test CA", cwd=d)
-    for name, san in (("good", "IP:127.0.0.1"), ("wrongsan", "DNS:mirror.example.invalid")):
+    # "expired": signed by the test CA with the right name, but its notAfter is yesterday
+    for name, san, days in (("good", "IP:127.0.0.1", "2"), ("wrongsan", "DNS:mirror.example.invalid", "2"),
+                            ("expired", "IP:127.0.0.1", "-1")):
         openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
                 "-subj", "/CN=127.0.0.1", cwd=d)
         (d / f"{name}.ext").write_text(f"subjectAltName={san}\n")
         openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext", cwd=d)
+                "-out", f"{name}.pem", "-days", days, "-extfile", f"{name}.ext", cwd=d)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "self.key", "-out", "self.pem",
             "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", cwd=d)
     return d
@@ -56,12 +58,15 @@ def test_unknown_ca_is_refused(inst, https):
     assert "certificate" in res.err.lower()
 
 
-@pytest.mark.parametrize("cert", ["wrongsan", "self"])
+@pytest.mark.parametrize("cert", ["wrongsan", "self", "expired"])
 def test_bad_certificates_are_refused(inst, pki, fixture_dir, tmp_path, cert):
     srv = tls_server(pki, fixture_dir, tmp_path, cert)
     try:
         inst.env.update(CUDAENV_MIRROR=srv.url, CUDAENV_CACERT=str(pki / "ca.pem"))
-        assert_one_line_error(inst("install", "11.8"), 3)
+        res = inst("install", "11.8")
+        assert_one_line_error(res, 3)
+        assert "certificate" in res.err.lower() or "ssl" in res.err.lower(), res
+        assert not (inst.root / "versions").exists() or not any((inst.root / "versions").iterdir())
     finally:
         srv.close()
 

@@ -275,6 +275,7 @@ activate::Machine machine(const Context& ctx) {
         m.sysroot = "/";
     }
     m.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
+    m.ldconfig_timeout = ctx.ldconfig_timeout();
     return m;
 }
 

@@ -181,9 +181,14 @@ Result<sys::ProcessResult> run_ldconfig(const Machine& m, const std::vector<std:
         args.push_back(m.sysroot.string());
     }
     args.insert(args.end(), extra.begin(), extra.end());
-    auto r = CUDAENV_TRY(sys::run_process(args));
+    sys::ProcessOptions opts;
+    opts.timeout = m.ldconfig_timeout;
+    auto r = CUDAENV_TRY(sys::run_process(args, opts));
     if (r.timed_out) {
-        return Error(ErrorCode::filesystem, "'" + args[0] + "' did not finish within 120 s");
+        return Error(ErrorCode::filesystem,
+                     "'" + args[0] + "' did not finish within " +
+                         std::to_string(m.ldconfig_timeout.count()) +
+                         " s (CUDAENV_LDCONFIG_TIMEOUT)");
     }
     return r;
 }

@@ -21,6 +21,8 @@ inline constexpr const char* k_ld_conf_name = "000-cudaenv.conf";
 struct Machine {
     std::filesystem::path sysroot = "/";
     std::filesystem::path ldconfig; ///< absolute; empty: /sbin/ldconfig or /usr/sbin/ldconfig
+    /// An ldconfig run longer than this is killed and the switch rolled back.
+    std::chrono::seconds ldconfig_timeout{120};
 
     std::filesystem::path link() const { return sysroot / "usr/local/cuda"; }
 
