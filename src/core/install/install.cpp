@@ -333,7 +333,12 @@ Result<json> read_json(const fs::path& p) {
     }
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-        return Error(ErrorCode::integrity, "'" + p.string() + "' is not a JSON object");
+        // Appended, not `"'" + ... + "'"`: GCC 12 at -O3 raises a false -Wrestrict on that (PR
+        // 105651).
+        std::string why = "'";
+        why += p.string();
+        why += "' is not a JSON object";
+        return Error(ErrorCode::integrity, std::move(why));
     }
     return j;
 }
