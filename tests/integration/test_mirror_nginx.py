@@ -8,13 +8,13 @@ import shutil
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import assert_one_line_error, component_path, leftovers
 
-NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+# /usr/sbin is not on every user's PATH
+NGINX = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
 
 
 def free_port():

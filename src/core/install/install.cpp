@@ -333,8 +333,7 @@ Result<json> read_json(const fs::path& p) {
     }
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-        // Appended, not `"'" + ... + "'"`: GCC 12 at -O3 raises a false -Wrestrict on that (PR
-        // 105651).
+        // Appended: GCC 12 -O3 warns falsely (-Wrestrict, PR 105651) on the `+` chain here.
         std::string why = "'";
         why += p.string();
         why += "' is not a JSON object";
