@@ -21,8 +21,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 integrity/manifest, 5 unsafe 
   6 filesystem, 7 state conflict, 8 incompatible, 9 not found, 70 internal, 75 lock timeout
 )";
 
-/// Our own "did you mean" for a mistyped command, before CLI11 reports it generically.
-std::optional<Error> unknown_command(int argc, char** argv) {
+/// Where the command word is in argv (global options before it are skipped); argc if none.
+int command_index(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--manifests" || a == "--mirror") {
@@ -32,6 +32,15 @@ std::optional<Error> unknown_command(int argc, char** argv) {
         if (a.empty() || a[0] == '-') {
             continue;
         }
+        return i;
+    }
+    return argc;
+}
+
+/// Our own "did you mean" for a mistyped command, before CLI11 reports it generically.
+std::optional<Error> unknown_command(int argc, char** argv) {
+    if (int i = command_index(argc, argv); i < argc) {
+        std::string a = argv[i];
         std::vector<std::string> names;
         for (const auto& c : commands()) {
             if (a == c.name) {
@@ -51,6 +60,24 @@ std::optional<Error> unknown_command(int argc, char** argv) {
         return std::move(err).with_hint("cudaenv --help lists the commands");
     }
     return std::nullopt;
+}
+
+/// `cudaenv [GLOBAL...] exec [--] CMD ARGS...`: CMD and its arguments are the tool's, verbatim
+/// (a `--` after CMD, or CMD's own `--version`, must reach CMD). They are cut off here, before
+/// CLI11 sees them, so CLI11 parses only the global options and the word `exec`. A first
+/// argument of -h/--help (before any `--`) is cudaenv's help for exec.
+int split_exec(Context& ctx, int argc, char** argv) {
+    int i = command_index(argc, argv);
+    if (i >= argc || std::string(argv[i]) != "exec" || i + 1 >= argc) {
+        return argc;
+    }
+    std::string first = argv[i + 1];
+    if (first == "-h" || first == "--help") {
+        return argc;
+    }
+    int start = first == "--" ? i + 2 : i + 1;
+    ctx.exec_command.assign(argv + start, argv + argc);
+    return i + 1;
 }
 
 } // namespace
@@ -73,8 +100,9 @@ int run(Context& ctx, int argc, char** argv) {
     if (auto err = unknown_command(argc, argv)) {
         return report_error(ctx, *err, "");
     }
+    int parsed = split_exec(ctx, argc, argv);
     try {
-        app.parse(argc, argv);
+        app.parse(parsed, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e, *ctx.out, *ctx.err);
     } catch (const CLI::CallForAllHelp& e) {

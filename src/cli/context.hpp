@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cudaenv::cli {
 
@@ -30,6 +31,10 @@ struct Context {
     bool no_color = false;
     std::string manifests_dir; ///< --manifests; empty: CUDAENV_MANIFESTS, then built-in
     std::string mirror;        ///< --mirror; empty: CUDAENV_MIRROR, then NVIDIA's host
+
+    /// `exec`'s command line, taken verbatim from argv before CLI11 parses the rest: every
+    /// argument after the tool's name belongs to the tool (`--`, `--version`, `-h` included).
+    std::vector<std::string> exec_command;
 
     /// Set by the command that ran.
     int exit_code = 0;

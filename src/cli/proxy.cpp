@@ -67,6 +67,7 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
                      << "help: cudaenv use SPEC, or cudaenv global SPEC\n";
             return 127;
         }
+        args[0] = real.data(); // the tool sees where it really is (nvcc finds its toolkit so)
         ::execv(real.c_str(), args.data());
         *ctx.err << "cudaenv: error: cannot run '" << real << "': " << std::strerror(errno) << "\n";
         return 126;
@@ -88,6 +89,11 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     }
     ::setenv("CUDA_HOME", prefix.c_str(), 1);
     ::setenv("CUDA_PATH", prefix.c_str(), 1);
+    // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
+    // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims
+    // folder for its bin/ -- no headers, or another CUDA's nvcc.profile.
+    std::string real_str = real.string();
+    args[0] = real_str.data();
     ::execv(real.c_str(), args.data());
     *ctx.err << "cudaenv: error: cannot run '" << real.string() << "': " << std::strerror(errno)
              << "\n";

@@ -487,6 +487,23 @@ def test_toolkit_runtime_library_from_another_release(m):
     expect(probe(m, "toolkit"), "fail", "runtime library is 12.3")
 
 
+def test_toolkit_cuda11_runtime_without_a_driver_is_named_by_its_files(m):
+    # A real CUDA 11 libcudart without a driver returns 35 and leaves the value unset: the files
+    # (record, version.json, nvcc, libcudart file, cuda_runtime_api.h) decide, and the missing
+    # driver stays the only root cause.
+    prefix = m.toolkit(prefix="/usr/local/cuda-11.8", cuda="11.8.0", cudart="11.8.89", nvcc="11.8.89",
+                       cudnn="8.6.0", runtime_rc=35)
+    m.link("/usr/local/cuda", prefix)
+    p = expect(probe(m, "toolkit"), "ok", "CUDA 11.8", "returned 35 (cudaErrorInsufficientDriver)",
+               "cuda_runtime_api.h: 11.8")
+    assert "does not answer" not in p["finding"]
+
+
+def test_toolkit_runtime_error_with_files_that_disagree(m):
+    m.toolkit(runtime_rc=35, nvcc="12.3.107")
+    expect(probe(m, "toolkit"), "fail", "disagrees", "nvcc --version says 12.3")
+
+
 def test_toolkit_dangling_full_version_link(m):
     m.remove("/usr/local/cuda-12.4/lib64/libcudart.so.12.4.127")
     expect(probe(m, "toolkit"), "fail", "dangling")
@@ -517,6 +534,21 @@ def test_compiler_nvcc_ccbin_is_the_one_checked(m):
     m.write("/usr/bin/gcc", "#!/bin/sh\necho 14.2.0\n", 0o755)
     m.write("/usr/bin/g++-13", "#!/bin/sh\necho 13.3.0\n", 0o755)
     expect(probe(m, "compiler", env={"NVCC_CCBIN": "/usr/bin/g++-13"}), "ok", "gcc 13.3.0")
+
+
+def test_compiler_cuda11_nvcc_ignores_nvcc_ccbin(m):
+    # nvcc 11.8 has no NVCC_CCBIN: the variable changes nothing, and the fix is one it obeys
+    prefix = m.toolkit(prefix="/usr/local/cuda-11.8", cuda="11.8.0", cudart="11.8.89", nvcc="11.8.89",
+                       cudnn="8.6.0")
+    m.link("/usr/local/cuda", prefix)
+    m.write("/usr/bin/gcc", "#!/bin/sh\necho 12.2.0\n", 0o755)
+    m.write("/usr/bin/g++-11", "#!/bin/sh\necho 11.3.0\n", 0o755)
+    p = expect(probe(m, "compiler", env={"NVCC_CCBIN": "/usr/bin/g++-11"}), "warn", "gcc 12.2.0",
+               "NVCC_CCBIN=/usr/bin/g++-11 is ignored", "<= 11")
+    assert "NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-11'" in p["fix"], p
+    assert "NVCC_CCBIN" not in p["fix"], p
+    for flags in ("-ccbin /usr/bin/g++-11", "--compiler-bindir=/usr/bin/g++-11", "-O2 -ccbin g++-11"):
+        expect(probe(m, "compiler", env={"NVCC_PREPEND_FLAGS": flags}), "ok", "gcc 11.3.0")
 
 
 def test_compiler_absent_is_skipped(m):
@@ -646,6 +678,19 @@ def test_frameworks_tensorflow_built_for_another_major(m):
     m.tensorflow(version="2.13.0", cuda="11.8", cudnn="8")
     p = expect(probe(m, "frameworks", env=VENV), "fail", "tensorflow 2.13.0 needs CUDA 11.8", "libcudart.so.11.0")
     assert "cudaenv install tf-2.13" in p["fix"]
+
+
+def test_frameworks_every_build_info_layout(m):
+    # TF 2.1 writes module constants, TF 2.3+ an OrderedDict (a real 2.15 GPU wheel's layout)
+    m.tensorflow(version="2.15.0", cuda="12.2", cudnn="8")
+    expect(probe(m, "frameworks", env=VENV), "ok", "built with CUDA 12.2 and cuDNN 8")
+    m.remove("/opt/venv")
+    m.tensorflow(version="2.1.0", cuda="10.1", cudnn="7")
+    p = expect(probe(m, "frameworks", env=VENV), "fail", "tensorflow 2.1.0 needs CUDA 10.1")
+    assert "CPU-only" not in p["finding"]
+    m.remove("/opt/venv")
+    m.tensorflow(version="2.15.0", cuda_build=False)
+    expect(probe(m, "frameworks", env=VENV), "warn", "tensorflow 2.15.0 is a CPU-only build")
 
 
 def test_frameworks_tensorflow_with_pip_cuda(m):

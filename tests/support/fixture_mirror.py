@@ -183,7 +183,11 @@ def lib_files(compiler, libdir, libs):
 def nvcc_script(banner):
     lines = "\\n".join(["nvcc: NVIDIA (R) Cuda compiler driver",
                          "Copyright (c) 2005-2024 NVIDIA Corporation"] + banner.split("\n"))
-    return ("#!/bin/sh\n"
+    # The real nvcc binary names the environment variables it reads: NVCC_PREPEND_FLAGS and
+    # NVCC_APPEND_FLAGS always; NVCC_CCBIN from 12.x on (11.8's has no NVCC_CCBIN; 13.0's has).
+    major = int(banner.split("release ", 1)[1].split(".", 1)[0]) if "release " in banner else 0
+    reads = "NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS" + (" NVCC_CCBIN" if major >= 12 else "")
+    return ("#!/bin/sh\n# reads " + reads + "\n"
             "case \"$1\" in --version|-V) printf '%b\\n' '" + lines + "';; *) echo 'nvcc fatal   : No input files specified'; exit 1;; esac\n").encode()
 
 

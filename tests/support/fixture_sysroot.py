@@ -179,15 +179,19 @@ class Machine:
 
     def toolkit(self, prefix="/usr/local/cuda-12.4", cuda="12.4.1", cudart="12.4.127", runtime_int=None,
                 nvcc="12.4.131", cudnn="9.1.1", cudnn_header=None, cudnn_cudart=None, missing=(),
-                stub=True, full_version_file=True):
+                stub=True, full_version_file=True, runtime_rc=0, header=True):
         """A toolkit tree as NVIDIA's redist archives lay it out, with cuDNN flattened into lib64."""
         major, minor = (int(x) for x in cuda.split(".")[:2])
         runtime_int = runtime_int if runtime_int is not None else major * 1000 + minor * 10
         lib = f"{prefix}/lib64"
         soname = "libcudart.so.11.0" if major == 11 else f"libcudart.so.{major}"
         real = f"libcudart.so.{cudart}" if full_version_file else soname
-        self.shared_lib(lib, real, soname, ["libcudart.so"],
-                        f"int cudaRuntimeGetVersion(int *v) {{ *v = {runtime_int}; return 0; }}")
+        # runtime_rc != 0: a CUDA 11 runtime without a driver returns 35 and leaves *v as it was
+        body = f"*v = {runtime_int}; return 0;" if runtime_rc == 0 else f"(void)v; return {runtime_rc};"
+        self.shared_lib(lib, real, soname, ["libcudart.so"], f"int cudaRuntimeGetVersion(int *v) {{ {body} }}")
+        if header:
+            self.write(f"{prefix}/include/cuda_runtime_api.h",
+                       f"#define CUDART_VERSION_H\n#define CUDART_VERSION  {major * 1000 + minor * 10}\n")
         self.shared_lib(lib, f"libcublas.so.{major}.{minor}.0.1", f"libcublas.so.{major}", ["libcublas.so"],
                         "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 1; return 0; }")
         if nvcc:
@@ -229,7 +233,15 @@ class Machine:
             if cuda_build:
                 info.update(cuda_version=cuda, cudnn_version=cudnn,
                             cuda_compute_capabilities=["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"])
-            text = "# fixture build_info\nbuild_info = " + repr(dict(sorted(info.items()))) + "\n"
+            # as TensorFlow's gen_build_info.py writes it: module constants up to 2.2, then an
+            # OrderedDict of the sorted pairs
+            if tuple(int(x) for x in version.split(".")[:2]) < (2, 3):
+                text = f"is_rocm_build = False\nis_cuda_build = {cuda_build}\n\n"
+                if cuda_build:
+                    text += f"cuda_version_number = {cuda!r}\ncudnn_version_number = {cudnn!r}\n"
+            else:
+                text = ("import collections\n\nbuild_info = collections.OrderedDict(" +
+                        repr(sorted(info.items())) + ")\n")
             self.write(f"{site}/tensorflow/python/platform/build_info.py", text)
 
     def torch(self, version="2.3.0+cu121", cuda="12.1", venv="/opt/venv"):

@@ -196,7 +196,7 @@ int run_exec(const std::vector<std::string>& cmd, Context& ctx) {
     if (cmd.empty()) {
         return report_error(
             ctx,
-            Error(ErrorCode::usage, "exec needs a command: cudaenv exec -- nvcc --version"),
+            Error(ErrorCode::usage, "exec needs a command: cudaenv exec nvcc --version"),
             "exec");
     }
     auto sel = current(ctx);
@@ -426,21 +426,14 @@ void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         sub->add_option("tool", *s, "nvcc, ptxas, ...")->required();
         sub->callback([s, &ctx] { ctx.exit_code = run_which(*s, ctx); });
     } else if (name == "exec") {
-        auto cmd = std::make_shared<std::vector<std::string>>();
-        sub->footer(
-            "Examples:\n  cudaenv exec -- nvcc --version\n  cudaenv exec -- python train.py\n");
-        sub->add_option("command", *cmd, "the command and its arguments");
-        sub->prefix_command();
-        sub->callback([cmd, sub, &ctx] {
-            auto all = *cmd;
-            for (const auto& r : sub->remaining()) {
-                all.push_back(r);
-            }
-            if (!all.empty() && all.front() == "--") {
-                all.erase(all.begin());
-            }
-            ctx.exit_code = run_exec(all, ctx);
-        });
+        sub->footer("Everything after the command's name is the command's own, as typed.\n"
+                    "Examples:\n  cudaenv exec nvcc --version\n"
+                    "  cudaenv exec -- python train.py --epochs 3\n");
+        // The command line itself is cut from argv before parsing (app.cpp, split_exec), so
+        // this positional only documents it in --help.
+        auto shown = std::make_shared<std::vector<std::string>>();
+        sub->add_option("command", *shown, "the command and its arguments");
+        sub->callback([shown, &ctx] { ctx.exit_code = run_exec(ctx.exec_command, ctx); });
     } else if (name == "global") {
         auto o = std::make_shared<GlobalCli>();
         sub->footer(

@@ -6,13 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -221,6 +224,27 @@ std::optional<std::string> Host::read(std::string_view p, std::size_t max_bytes)
     in.read(out.data(), static_cast<std::streamsize>(max_bytes));
     out.resize(static_cast<std::size_t>(in.gcount()));
     return out;
+}
+
+bool Host::file_contains(std::string_view p, std::string_view needle) const {
+    int fd = ::open(at(p).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+
+    struct stat st {};
+
+    bool found = false;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && !needle.empty()) {
+        auto size = static_cast<std::size_t>(st.st_size);
+        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            found = ::memmem(map, size, needle.data(), needle.size()) != nullptr;
+            ::munmap(map, size);
+        }
+    }
+    ::close(fd);
+    return found;
 }
 
 bool Host::exists(std::string_view p) const {

@@ -130,6 +130,8 @@ class Host {
     std::optional<std::string> read(std::string_view machine_path,
                                     std::size_t max_bytes = 4u << 20) const;
     bool exists(std::string_view machine_path) const; ///< anything there, even a dangling link
+    /// The file holds these bytes (a binary's strings: which environment variables it reads).
+    bool file_contains(std::string_view machine_path, std::string_view needle) const;
     bool is_dir(std::string_view machine_path) const;
     /// Names in a folder, sorted; empty when it is not there.
     std::vector<std::string> list(std::string_view machine_path) const;

@@ -192,7 +192,46 @@ Status add_cudnn(Composer& c, const StoreEntry& e, const json& rec) {
     return Ok{};
 }
 
+/// NVIDIA's nvcc.profile looks for headers and libraries in $(TOP)/targets/<triple>/include
+/// and .../lib (the runfile toolkit's real folders). Redistrib archives have include/ and lib/
+/// at the top, so without these two links the real nvcc finds no cuda_runtime.h.
+Status add_target_dir(const fs::path& stage, const std::string& platform) {
+    std::string triple = target_triple(platform);
+    std::error_code ec;
+    if (triple.empty() || !fs::is_directory(stage / "include", ec) ||
+        fs::exists(fs::symlink_status(stage / "targets" / triple, ec))) {
+        return Ok{}; // an archive brought its own targets/ tree: keep it as it is
+    }
+    auto dir = stage / "targets" / triple;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create '" + dir.string() + "': " + ec.message());
+    }
+    fs::create_symlink("../../include", dir / "include", ec);
+    if (!ec && fs::is_directory(stage / "lib64")) {
+        fs::create_symlink("../../lib64", dir / "lib", ec);
+    }
+    if (ec) {
+        return Error(ErrorCode::filesystem, "cannot link '" + dir.string() + "': " + ec.message());
+    }
+    return Ok{};
+}
+
 } // namespace
+
+std::string target_triple(const std::string& platform) {
+    if (platform == "linux-x86_64") {
+        return "x86_64-linux";
+    }
+    if (platform == "linux-sbsa") {
+        return "sbsa-linux";
+    }
+    if (platform == "linux-aarch64") {
+        return "aarch64-linux";
+    }
+    return {};
+}
 
 std::optional<Version> parse_cudnn_header(std::string_view text) {
     std::map<std::string, std::uint32_t> found;
@@ -267,6 +306,7 @@ Status compose_version(const fs::path& stage,
         !fs::exists(fs::symlink_status(stage / "lib", ec))) {
         fs::create_symlink("lib64", stage / "lib", ec);
     }
+    CUDAENV_TRY(add_target_dir(stage, res.platform));
 
     // Verify before anything is visible.
     if (const auto* cudart = res.cuda->component("cuda_cudart");

@@ -1,5 +1,7 @@
-// Probe 17: the host compiler nvcc will call (NVCC_CCBIN, else gcc on PATH; clang too) against the
-// newest the selected CUDA accepts.
+// Probe 17: the host compiler nvcc will call against the newest the selected CUDA accepts. nvcc
+// takes it from -ccbin in NVCC_APPEND_FLAGS / NVCC_PREPEND_FLAGS, else from NVCC_CCBIN -- but
+// only an nvcc that reads NVCC_CCBIN (CUDA 11.x's does not: the variable is not in the binary),
+// else gcc on PATH. The fix offered is one this nvcc obeys.
 #include "probes.hpp"
 
 namespace cudaenv::doctor::checks {
@@ -16,6 +18,45 @@ std::optional<Version> compiler_version(Host& h, const std::string& exe, bool gc
     return Version::try_parse(out);
 }
 
+/// The value of -ccbin / --compiler-bindir in an NVCC_*_FLAGS value (the last one wins).
+std::optional<std::string> ccbin_in_flags(const std::string& flags) {
+    std::vector<std::string> words;
+    std::string w;
+    char quote = 0;
+    for (char c : flags) {
+        if (quote) {
+            if (c == quote) {
+                quote = 0;
+            } else {
+                w += c;
+            }
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == ' ' || c == '\t') {
+            if (!w.empty()) {
+                words.push_back(w);
+            }
+            w.clear();
+        } else {
+            w += c;
+        }
+    }
+    if (!w.empty()) {
+        words.push_back(w);
+    }
+    std::optional<std::string> found;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        for (const std::string opt : {"-ccbin", "--compiler-bindir"}) {
+            if (words[i] == opt && i + 1 < words.size()) {
+                found = words[i + 1];
+            } else if (words[i].rfind(opt + "=", 0) == 0) {
+                found = words[i].substr(opt.size() + 1);
+            }
+        }
+    }
+    return found;
+}
+
 } // namespace
 
 Finding compiler(Host& h) {
@@ -30,10 +71,40 @@ Finding compiler(Host& h) {
     std::string cuda = "CUDA " + rel->version.truncated(2).str();
     std::vector<std::string> details, problems;
     std::string fix;
+    std::string nvcc = (t.prefix == "/" ? "" : t.prefix) + "/bin/nvcc";
+    // nvcc 12.x and later read NVCC_CCBIN; 11.x ignores it. The binary says which it is.
+    bool reads_ccbin_env = h.exists(nvcc) && h.file_contains(nvcc, "NVCC_CCBIN");
     std::optional<std::string> gcc;
+    std::optional<std::string> chosen; // what the user set, and where
+    for (const char* var : {"NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"}) {
+        if (auto flags = h.env(var); flags && !chosen) {
+            if (auto v = ccbin_in_flags(*flags)) {
+                chosen = *v;
+                details.push_back(std::string(var) + " gives -ccbin " + *v);
+            }
+        }
+    }
     if (auto ccbin = h.env("NVCC_CCBIN"); ccbin && !ccbin->empty()) {
-        gcc = ccbin->find('/') == std::string::npos ? h.which(*ccbin) : std::optional(*ccbin);
-        details.push_back("NVCC_CCBIN=" + *ccbin);
+        if (chosen) {
+            details.push_back("NVCC_CCBIN=" + *ccbin + " (the -ccbin flag wins over it)");
+        } else if (reads_ccbin_env) {
+            chosen = *ccbin;
+            details.push_back("NVCC_CCBIN=" + *ccbin);
+        } else {
+            details.push_back("NVCC_CCBIN=" + *ccbin + " is ignored: " + cuda +
+                              "'s nvcc does not read NVCC_CCBIN");
+        }
+    }
+    if (chosen) {
+        // -ccbin names a compiler or the folder that holds one
+        std::string c = *chosen;
+        if (c.find('/') == std::string::npos) {
+            gcc = h.which(c);
+        } else if (h.is_dir(c)) {
+            gcc = c + "/gcc";
+        } else {
+            gcc = c;
+        }
     } else {
         gcc = h.which("gcc");
     }
@@ -56,8 +127,11 @@ Finding compiler(Host& h) {
             std::string want =
                 std::string(is_gcc ? "g++-" : "clang++-") + std::to_string(max->major());
             if (fix.empty()) {
-                fix = "install " + want + " and make nvcc use it: export NVCC_CCBIN=/usr/bin/" +
-                      want + " (or nvcc -ccbin " + want + "), or select a newer CUDA";
+                std::string how = reads_ccbin_env
+                                      ? "export NVCC_CCBIN=/usr/bin/" + want
+                                      : "export NVCC_PREPEND_FLAGS='-ccbin /usr/bin/" + want + "'";
+                fix = "install " + want + " and make nvcc use it: " + how + " (or nvcc -ccbin " +
+                      want + "), or select a newer CUDA";
             }
         }
     };

@@ -3,6 +3,7 @@
 // built with (tensorflow/python/platform/build_info.py) against what will load, and the manifests'
 // verdict for that pair; PyTorch's torch/version.py likewise.
 #include "../../resolve/resolve.hpp"
+#include "../pyinfo.hpp"
 #include "probes.hpp"
 
 #include <set>
@@ -93,25 +94,6 @@ std::optional<Dist> dist(Host& h, const std::vector<std::string>& sites, const s
     return std::nullopt;
 }
 
-/// 'cuda_version': '11.8' in build_info.py, or cuda = '12.1' in torch/version.py.
-std::optional<std::string> py_string(const std::string& text, const std::string& key) {
-    for (const std::string& pat : {"'" + key + "': '",
-                                   "\"" + key + "\": \"",
-                                   key + " = '",
-                                   key + " = \"",
-                                   key + ": Optional[str] = '"}) {
-        auto at = text.find(pat);
-        if (at != std::string::npos) {
-            auto start = at + pat.size();
-            auto end = text.find_first_of("'\"", start);
-            if (end != std::string::npos) {
-                return text.substr(start, end - start);
-            }
-        }
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 Finding frameworks(Host& h) {
@@ -137,9 +119,10 @@ Finding frameworks(Host& h) {
     const auto& t = h.toolkit();
     if (tf) {
         auto text = h.read(tf->site + "/tensorflow/python/platform/build_info.py", 64 * 1024);
-        auto cuda = text ? py_string(*text, "cuda_version") : std::nullopt;
-        auto cudnn = text ? py_string(*text, "cudnn_version") : std::nullopt;
-        bool cuda_build = text && text->find("'is_cuda_build': True") != std::string::npos;
+        auto info = text ? parse_tf_build_info(*text) : TfBuildInfo{};
+        auto cuda = info.cuda;
+        auto cudnn = info.cudnn;
+        bool cuda_build = info.cuda_build;
         details.push_back("tensorflow " + tf->version + " in " + tf->site +
                           (cuda ? ", built with CUDA " + *cuda + " and cuDNN " + cudnn.value_or("?")
                                 : std::string(", no CUDA build information")));
@@ -203,7 +186,7 @@ Finding frameworks(Host& h) {
     }
     if (auto torch = dist(h, sites, "torch")) {
         auto text = h.read(torch->site + "/torch/version.py", 64 * 1024);
-        auto cuda = text ? py_string(*text, "cuda") : std::nullopt;
+        auto cuda = text ? parse_torch_cuda(*text) : std::nullopt;
         details.push_back("torch " + torch->version + " in " + torch->site +
                           (cuda ? ", built with CUDA " + *cuda : std::string(", no CUDA")));
         const auto parsed = cuda ? Version::try_parse(*cuda) : std::nullopt;

@@ -12,6 +12,34 @@ std::string mm(const Version& v) {
     return v.truncated(std::min<std::size_t>(2, v.size())).str();
 }
 
+/// CUDART_VERSION from the toolkit's cuda_runtime_api.h (11080 -> 11.8), the version the
+/// runtime was built as, readable without a driver.
+std::optional<Version> header_version(Host& h, const std::string& base) {
+    auto text = h.read(base + "/include/cuda_runtime_api.h", 1u << 20);
+    if (!text) {
+        return std::nullopt;
+    }
+    for (std::size_t at = text->find("#define CUDART_VERSION"); at != std::string::npos;
+         at = text->find("#define CUDART_VERSION", at + 1)) {
+        std::size_t i = at + 22;
+        if (i < text->size() && text->at(i) != ' ' && text->at(i) != '\t') {
+            continue; // CUDART_VERSION_SOMETHING
+        }
+        i = text->find_first_not_of(" \t", i);
+        long long v = 0;
+        std::size_t digits = 0;
+        while (i != std::string::npos && i < text->size() && digits < 7 && text->at(i) >= '0' &&
+               text->at(i) <= '9') {
+            v = v * 10 + (text->at(i++) - '0');
+            ++digits;
+        }
+        if (v >= 1000) {
+            return Version::try_parse(cuda_from_int(v));
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 Finding toolkit(Host& h) {
@@ -108,26 +136,61 @@ Finding toolkit(Host& h) {
         details.push_back("no full-version libcudart file (" + soname_file +
                           " is the library itself, as in NVIDIA's pip wheels)");
     }
+    if (auto header = header_version(h, base)) {
+        note("cuda_runtime_api.h", *header);
+    }
     const auto& a = h.query("cudart", probe_file);
-    if (!a.loaded || !a.number("version") || a.number("rc").value_or(1) != 0) {
-        return fail(probe_file + " does not answer cudaRuntimeGetVersion: " +
-                        (a.error.empty() ? "it returned an error" : a.error),
+    if (!a.loaded) {
+        return fail(probe_file +
+                        " does not load: " + (a.error.empty() ? "the query child failed" : a.error),
                     t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
                                             " && cudaenv install " + *t.cudaenv_version
                                       : "reinstall the CUDA runtime (cuda_cudart)",
                     details);
     }
-    auto runtime = *Version::try_parse(cuda_from_int(*a.number("version")));
-    note("cudaRuntimeGetVersion", runtime);
+    // A CUDA 11 runtime asks the driver first: without one it returns 35
+    // (cudaErrorInsufficientDriver) and leaves the value unset; CUDA 12.x/13 answer anyway.
+    // Then the files decide the version, and the missing driver stays the driver probes' finding.
+    auto rc = a.number("rc");
+    auto answered = a.number("version");
+    const char* key = "cudaRuntimeGetVersion";
+    if (!rc || *rc != 0 || !answered || *answered <= 0) {
+        std::string why = rc && *rc != 0 ? "returned " + std::to_string(*rc) +
+                                               (*rc == 35 ? " (cudaErrorInsufficientDriver)" : "")
+                                         : "answered no version";
+        if (order.empty()) {
+            return fail(probe_file + " " + why +
+                            " to cudaRuntimeGetVersion, and no file of the toolkit names its "
+                            "version",
+                        t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
+                                                " && cudaenv install " + *t.cudaenv_version
+                                          : "reinstall the CUDA runtime (cuda_cudart)",
+                        details);
+        }
+        details.push_back("cudaRuntimeGetVersion " + why +
+                          (rc && *rc == 35 ? ": it needs a driver to answer; "
+                                             "the files name the version"
+                                           : "; the files name the version"));
+        key = nullptr;
+    } else {
+        note(key, *Version::try_parse(cuda_from_int(*answered)));
+    }
+    // The reference every other source is compared with: the runtime's answer, else the
+    // full-version library file, else the first file that named a version.
+    std::string ref_source =
+        key ? key : (says.count("libcudart file") ? "libcudart file" : order[0]);
+    auto runtime = *Version::try_parse(says[ref_source]);
     std::vector<std::string> disagree;
     for (const auto& s : order) {
-        if (says[s] != says["cudaRuntimeGetVersion"]) {
+        if (says[s] != says[ref_source]) {
             disagree.push_back(s + " says " + says[s]);
         }
     }
     if (!disagree.empty()) {
-        return fail("the toolkit at " + real + " disagrees with itself: the runtime library is " +
-                        mm(runtime) + " but " + join(disagree),
+        return fail("the toolkit at " + real + " disagrees with itself: " +
+                        (key ? std::string("the runtime library is ") + mm(runtime)
+                             : ref_source + " says " + mm(runtime)) +
+                        " but " + join(disagree),
                     t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
                                             " && cudaenv install " + *t.cudaenv_version
                                       : "reinstall the toolkit so that every part comes from one "
@@ -141,12 +204,12 @@ Finding toolkit(Host& h) {
     }
     std::string agree;
     for (const auto& s : order) {
-        if (s != "cudaRuntimeGetVersion") {
+        if (s != ref_source) {
             agree += ", " + s;
         }
     }
-    return ok("CUDA " + mm(runtime) + " at " + real + " (" + t.origin + "); cudaRuntimeGetVersion" +
-                  agree + " agree",
+    return ok("CUDA " + mm(runtime) + " at " + real + " (" + t.origin + "); " + ref_source + agree +
+                  " agree",
               details);
 }
 
