@@ -112,6 +112,22 @@ def test_exec_runs_with_the_versions_environment_and_passes_the_status(two, tmp_
     assert two("exec", "--", "no-such-tool", cwd=two.proj).rc == 127
 
 
+def test_exec_gives_the_command_every_argument_verbatim(two):
+    """Everything after the command's name is the command's: a `--` among its arguments, its own
+    --version or -h; a leading `--` before the command is optional (pyenv/uv users omit it)."""
+    (two.proj / ".cuda-version").write_text(TF213 + "\n")
+    assert two("exec", "--", "printf", "%s|", "a", "b", cwd=two.proj).out == "a|b|"
+    assert two("exec", "printf", "%s|", "a", "--", "b", cwd=two.proj).out == "a|--|b|"
+    assert two("exec", "--", "printf", "%s|", "--", "-h", "--json", cwd=two.proj).out == "--|-h|--json|"
+    res = two("exec", "nvcc", "--version", cwd=two.proj)
+    assert res.rc == 0 and "release 11.8" in res.out and "cudaenv" not in res.out, res
+    # global options stay cudaenv's when they come before the command word
+    assert two("--no-color", "exec", "printf", "%s", "--version", cwd=two.proj).out == "--version"
+    assert "Run a command" in two("exec", "--help", cwd=two.proj).out
+    assert_one_line_error(two("exec", cwd=two.proj), 2)
+    assert_one_line_error(two("exec", "--", cwd=two.proj), 2)
+
+
 def test_which_prefix_and_env(two):
     (two.proj / ".cuda-version").write_text("tf-2.16\n")
     prefix = two.root / "versions" / TF216
