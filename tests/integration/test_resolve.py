@@ -56,7 +56,7 @@ def test_incompatible_pair_is_refused_with_the_compatible_choice(cudaenv):
 def test_cudnn_for_another_cuda_major_is_refused(cudaenv):
     res = cudaenv("resolve", "12.2+cudnn-8.6")
     assert_one_line_error(res, 8)
-    assert "built for CUDA 11, 10" in res.err
+    assert "built for CUDA 11 (11.0-11.8), 10 (10.2)" in res.err
     assert "8.9.7.29" in res.err
 
 

@@ -361,6 +361,17 @@ Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origi
             return rd.error("build cuda '" + build.cuda + "' is not a version");
         }
         build.cuda_major = cv->major();
+        for (auto [key, field] :
+             {std::pair{"cuda_min", &build.cuda_min}, std::pair{"cuda_max", &build.cuda_max}}) {
+            if (auto text = rd.opt_string(b, key); !text.empty()) {
+                auto v = Version::try_parse(text);
+                if (!v || v->major() != build.cuda_major) {
+                    return rd.error(std::string(key) + " '" + text + "' is not a CUDA " +
+                                    std::to_string(build.cuda_major) + " version");
+                }
+                *field = *v;
+            }
+        }
         const json* plats = CUDAENV_TRY(rd.object(b, "platforms"));
         // Sizes are known where NVIDIA's index was saved; for releases known only by their
         // hash (Spack) the size is absent and the download is capped by the hash check alone.
@@ -636,7 +647,15 @@ ojson to_json(const CudnnRelease& r) {
     }
     ojson builds = ojson::array();
     for (const auto& b : r.builds) {
-        builds.push_back(ojson{{"cuda", b.cuda}, {"platforms", platforms_json(b.platforms)}});
+        ojson one{{"cuda", b.cuda}};
+        if (b.cuda_min) {
+            one["cuda_min"] = b.cuda_min->str();
+        }
+        if (b.cuda_max) {
+            one["cuda_max"] = b.cuda_max->str();
+        }
+        one["platforms"] = platforms_json(b.platforms);
+        builds.push_back(std::move(one));
     }
     j["builds"] = builds;
     return j;

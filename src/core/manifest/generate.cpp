@@ -353,6 +353,51 @@ Status cudnn_from_redistrib(const fs::path& ref,
     return Ok{};
 }
 
+/// The CUDA range each build supports. The release's recorded ranges (facts.json
+/// `nixpkgs_supported_cuda_ranges`, from NVIDIA's support matrices; linux-x86_64 rows, one per
+/// CUDA major) win; otherwise a label with a minor is the newest it supports: from CUDA 11 on
+/// back to x.0 (cuDNN 8.1.1's "11.2" build is for 11.0-11.2), before 11 that minor only (the
+/// sonames carry it). A label without a minor ("11") covers the whole major.
+void apply_cudnn_ranges(const json& release, CudnnRelease& r) {
+    std::map<unsigned, std::vector<std::pair<Version, Version>>> known;
+    if (release.contains("nixpkgs_supported_cuda_ranges")) {
+        for (const auto& row : release["nixpkgs_supported_cuda_ranges"]) {
+            auto lo = Version::try_parse(str(row, "cuda_min"));
+            auto hi = Version::try_parse(str(row, "cuda_max"));
+            if (str(row, "platform") == "linux-x86_64" && lo && hi && lo->major() == hi->major()) {
+                known[lo->major()].emplace_back(*lo, *hi);
+            }
+        }
+    }
+    for (auto& b : r.builds) {
+        auto label = *Version::try_parse(b.cuda);
+        auto it = known.find(b.cuda_major);
+        const std::pair<Version, Version>* range = nullptr;
+        if (it != known.end()) {
+            for (const auto& p : it->second) {
+                // a range that holds the label, else the only range of that major
+                if (label.size() < 2 ||
+                    (Version::compare_numeric(label.truncated(2), p.first) >= 0 &&
+                     Version::compare_numeric(label.truncated(2), p.second) <= 0)) {
+                    range = range ? nullptr : &p;
+                }
+            }
+            if (!range && it->second.size() == 1 && label.size() < 2) {
+                range = &it->second.front();
+            }
+        }
+        if (range) {
+            b.cuda_min = range->first;
+            b.cuda_max = range->second;
+        } else if (label.size() >= 2) {
+            b.cuda_max = label.truncated(2);
+            b.cuda_min = b.cuda_major >= 11
+                             ? Version::try_parse(std::to_string(b.cuda_major) + ".0")
+                             : b.cuda_max;
+        }
+    }
+}
+
 void cudnn_from_facts(const json& release, CudnnRelease& r) {
     for (const auto& b : release["builds"]) {
         CudnnBuild build;
@@ -414,6 +459,7 @@ cudnn_releases(const fs::path& ref, const Facts& f, GenerateReport& report) {
         std::sort(r.builds.begin(), r.builds.end(), [](const auto& a, const auto& b) {
             return *Version::try_parse(a.cuda) > *Version::try_parse(b.cuda);
         });
+        apply_cudnn_ranges(release, r);
         out.push_back(std::move(r));
         ++report.cudnn;
     }

@@ -16,30 +16,41 @@ const Component* CudaRelease::component(std::string_view name) const {
     return nullptr;
 }
 
+bool CudnnBuild::covers(const Version& want) const {
+    if (want.major() != cuda_major) {
+        return false;
+    }
+    auto mm = want.truncated(std::min<std::size_t>(2, want.size()));
+    if (cuda_min && Version::compare_numeric(mm, *cuda_min) < 0) {
+        return false;
+    }
+    return !(cuda_max && Version::compare_numeric(mm, *cuda_max) > 0);
+}
+
 const CudnnBuild* CudnnRelease::build_for(const Version& cuda) const {
     const CudnnBuild* best = nullptr;
-    Version best_label;
+    const CudnnBuild* fallback = nullptr;
+    auto newer = [](const CudnnBuild* a, const CudnnBuild* b) {
+        return !b || Version::compare_numeric(*Version::try_parse(a->cuda),
+                                              *Version::try_parse(b->cuda)) > 0;
+    };
     for (const auto& build : builds) {
-        if (build.cuda_major != cuda.major()) {
+        if (build.cuda_major != cuda.major() || !Version::try_parse(build.cuda)) {
             continue;
         }
-        auto label = Version::try_parse(build.cuda);
-        if (!label) {
+        if (build.covers(cuda)) {
+            best = newer(&build, best) ? &build : best;
             continue;
         }
-        // A build labelled "11" serves every 11.x; one labelled "11.2" serves 11.2 and later
-        // 11.x (cuDNN minor releases are backward compatible within a CUDA major), but a
-        // build for a newer minor than the toolkit's is not picked.
-        if (label->size() >= 2 && cuda.size() >= 2 &&
-            Version::compare_numeric(label->truncated(2), cuda.truncated(2)) > 0) {
-            continue;
-        }
-        if (!best || Version::compare_numeric(*label, best_label) > 0) {
-            best = &build;
-            best_label = *label;
+        // Minor-version compatibility (CUDA 11 on): a build for an older minor still loads.
+        auto label = *Version::try_parse(build.cuda);
+        bool not_later = label.size() < 2 || cuda.size() < 2 ||
+                         Version::compare_numeric(label.truncated(2), cuda.truncated(2)) <= 0;
+        if (cuda.major() >= 11 && not_later) {
+            fallback = newer(&build, fallback) ? &build : fallback;
         }
     }
-    return best;
+    return best ? best : fallback;
 }
 
 const FrameworkRelease* Framework::find(const Version& v) const {

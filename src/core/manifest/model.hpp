@@ -76,6 +76,12 @@ struct CudaRelease {
 struct CudnnBuild {
     std::string cuda;        ///< as NVIDIA labels it: "11", "12", "11.2", "10.2"
     unsigned cuda_major = 0; ///< 11 for "11.2"
+    /// The CUDA releases NVIDIA supports this build with (major.minor, inclusive): cuDNN 8.1.1's
+    /// build for 11.2 is for 11.0-11.2, 8.5's cuda10 build for 10.2 only. Unset: every minor.
+    std::optional<Version> cuda_min, cuda_max;
+
+    /// `cuda` (major.minor) is in [cuda_min, cuda_max] and of this build's major.
+    bool covers(const Version& want) const;
     std::map<std::string, Artifact, std::less<>> platforms;
 };
 
@@ -92,8 +98,11 @@ struct CudnnRelease {
     std::vector<Artifact> redistrib; ///< NVIDIA's index files for this release, pinned
     std::vector<CudnnBuild> builds;  ///< newest CUDA first
 
-    /// The build for a CUDA release: same major, and for builds labelled with a minor (old
-    /// tarballs, "11.2") the newest such build whose minor is <= the CUDA's. Null if none.
+    /// The build for a CUDA release: of the same major, the newest build whose supported range
+    /// covers it; else, from CUDA 11 on (minor-version compatibility), the newest build of the
+    /// major labelled no later than it (outside NVIDIA's tested range: `covers` says so).
+    /// Before CUDA 11 the sonames carry the minor (libcudart.so.10.1): only a covering build.
+    /// Null if none.
     const CudnnBuild* build_for(const Version& cuda) const;
 };
 

@@ -75,6 +75,30 @@ bool rule_allows(CompatRule rule, const Version& built, const Version& used) {
     return used.minor() >= built.minor();
 }
 
+/// Sonames NVIDIA changed inside a CUDA major, which minor-version compatibility does not
+/// bridge: a program built against the older one cannot load the newer release's library.
+struct SonameBreak {
+    unsigned major, minor; ///< the first release with the new soname
+    const char* text;
+};
+
+// CUDA 11.1 release notes (cuSOLVER): libcusolver.so.10 (11.0) became libcusolver.so.11.
+constexpr SonameBreak k_soname_breaks[] = {
+    {11, 1, "it needs libcusolver.so.10, which CUDA 11.1 and later replace with libcusolver.so.11"},
+};
+
+std::optional<std::string> soname_break(const Version& built, const Version& used) {
+    if (built.major() != used.major() || built.size() < 2 || used.size() < 2) {
+        return std::nullopt;
+    }
+    for (const auto& b : k_soname_breaks) {
+        if (b.major == built.major() && built.minor() < b.minor && used.minor() >= b.minor) {
+            return std::string(b.text);
+        }
+    }
+    return std::nullopt;
+}
+
 std::string rule_text(CompatRule rule, const Version& built) {
     if (rule == CompatRule::exact) {
         return built.truncated(2).str() + " exactly";
@@ -87,7 +111,13 @@ std::string rule_text(CompatRule rule, const Version& built) {
 Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRelease& cuda) {
     std::string builds;
     for (const auto& b : dnn.builds) {
-        builds += (builds.empty() ? "" : ", ") + b.cuda;
+        std::string range;
+        if (b.cuda_min && b.cuda_max) {
+            range = *b.cuda_min == *b.cuda_max ? b.cuda_min->str()
+                                               : b.cuda_min->str() + "-" + b.cuda_max->str();
+        }
+        builds += (builds.empty() ? "" : ", ") + b.cuda +
+                  (range.empty() || range == b.cuda ? "" : " (" + range + ")");
     }
     auto err = Error(ErrorCode::incompatible,
                      "cuDNN " + dnn.version.str() + " is built for CUDA " + builds +
@@ -167,11 +197,23 @@ Status check_framework_compat(const Framework& fw,
     auto tested = "CUDA " + rel.cuda.str() + " + cuDNN " + rel.cudnn.str();
     auto hint = "use the tested pair: cudaenv resolve " + fw.name + "-" + rel.series.str() + " (" +
                 tested + ")";
-    if (!rule_allows(fw.cuda_rule, rel.cuda, cuda)) {
+    // Minor-version compatibility starts with CUDA 11: before it every library's soname
+    // carries the minor (libcudart.so.10.1), so a build for 10.1 loads nothing from 10.2.
+    CompatRule cuda_rule = rel.cuda.major() < 11 ? CompatRule::exact : fw.cuda_rule;
+    std::string why = rel.cuda.major() < 11 && cuda_rule != fw.cuda_rule
+                          ? "; before CUDA 11 the library sonames carry the minor"
+                          : "";
+    if (!rule_allows(cuda_rule, rel.cuda, cuda)) {
         return Error(ErrorCode::incompatible,
                      fw.name + " " + rel.series.str() + " was built with " + tested + "; CUDA " +
                          cuda.str() + " is incompatible (it needs CUDA " +
-                         rule_text(fw.cuda_rule, rel.cuda) + ")")
+                         rule_text(cuda_rule, rel.cuda) + why + ")")
+            .with_hint(hint);
+    }
+    if (auto brk = soname_break(rel.cuda, cuda)) {
+        return Error(ErrorCode::incompatible,
+                     fw.name + " " + rel.series.str() + " was built with " + tested + "; CUDA " +
+                         cuda.str() + " is incompatible: " + *brk)
             .with_hint(hint);
     }
     if (cudnn && !rule_allows(fw.cudnn_rule, rel.cudnn, *cudnn)) {
@@ -287,6 +329,16 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
             return cudnn_incompatible(c, *any, *res.cuda);
         }
         res.cudnn_build = res.cudnn->build_for(res.cuda->version);
+        if (res.cudnn_build && !res.cudnn_build->covers(res.cuda->version)) {
+            const auto& b = *res.cudnn_build;
+            res.notes.push_back("cuDNN " + res.cudnn->version.str() + "'s build for CUDA " +
+                                b.cuda + " is supported with CUDA " +
+                                (b.cuda_min ? b.cuda_min->str() : "?") + "-" +
+                                (b.cuda_max ? b.cuda_max->str() : "?") + "; CUDA " +
+                                res.cuda->version.truncated(2).str() +
+                                " is outside NVIDIA's tested range (it loads through minor-version "
+                                "compatibility, untested)");
+        }
         if (auto it = c.rules.cudnn_sublibraries.find(res.cudnn->major);
             it != c.rules.cudnn_sublibraries.end()) {
             res.cudnn_sublibraries = it->second;

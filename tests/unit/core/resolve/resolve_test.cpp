@@ -129,7 +129,8 @@ TEST(Resolve, RefusesACudnnBuiltForAnotherCudaMajor) {
     auto r = run("12.2+cudnn-8.6");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, ErrorCode::incompatible);
-    EXPECT_NE(r.error().message.find("built for CUDA 11, 10"), std::string::npos);
+    EXPECT_NE(r.error().message.find("built for CUDA 11 (11.0-11.8), 10 (10.2)"), std::string::npos)
+        << r.error().message;
     ASSERT_FALSE(r.error().hints.empty());
     EXPECT_NE(r.error().hints[0].find("8.9.7.29"), std::string::npos);
 }
@@ -204,4 +205,75 @@ TEST(FrameworkCompat, EveryRowAcceptsItsPairAndRefusesAnotherMajor) {
         Version other_dnn = *Version::try_parse(std::to_string(row.cudnn.major() + 1) + ".0");
         EXPECT_FALSE(check_framework_compat(*tf, row, row.cuda, other_dnn)) << row.series.str();
     }
+}
+
+// The audit's verdicts (TensorFlow's tested_build_configs, NVIDIA's cuDNN support matrices and
+// release notes), each one a real release pair from the built-in manifests.
+TEST(Verdicts, AcceptedButWouldFailAreRefused) {
+    struct Case {
+        const char* spec;
+        const char* cuda;
+        const char* why;
+    };
+
+    for (const auto& c : {
+             Case{"tf-2.1", "10.2", "before CUDA 11 the library sonames carry the minor"},
+             Case{"tf-2.3", "10.2", "10.1 exactly"},
+             Case{"tf-1.15", "10.1", "10.0 exactly"},
+             Case{"tf-2.4", "11.2", "libcusolver.so.10"},
+             Case{"tf-2.4", "11.1", "libcusolver.so.10"},
+             Case{"10.1+cudnn-8.5", nullptr, "10 (10.2)"},
+         }) {
+        ResolveOptions o;
+        if (c.cuda) {
+            o.cuda = v(c.cuda);
+        }
+        auto r = run(c.spec, o);
+        ASSERT_FALSE(r) << c.spec << " --cuda " << (c.cuda ? c.cuda : "");
+        EXPECT_EQ(r.error().code, ErrorCode::incompatible) << c.spec;
+        EXPECT_NE(r.error().message.find(c.why), std::string::npos) << r.error().message;
+    }
+    // TF 2.4 keeps its own CUDA 11.0 (no soname changed there)
+    ResolveOptions same;
+    same.cuda = v("11.0");
+    EXPECT_TRUE(run("tf-2.4", same));
+}
+
+TEST(Verdicts, RefusedButSupportedAreAccepted) {
+    // cuDNN before 8.5 is built per CUDA minor, each build supporting a range back to x.0
+    for (const auto& [spec, build, lo, hi] :
+         {std::tuple{"11.0+cudnn-8.2", "11.4", "11.0", "11.4"},
+          std::tuple{"11.1+cudnn-8.1", "11.2", "11.0", "11.2"},
+          std::tuple{"11.3+cudnn-8.3", "11.5", "11.0", "11.6"},
+          std::tuple{"11.5+cudnn-8.4", "11.6", "11.0", "11.7"}}) {
+        auto r = run(spec);
+        ASSERT_TRUE(r) << spec << ": " << r.error().message;
+        EXPECT_EQ(r->cudnn_build->cuda, build) << spec;
+        EXPECT_EQ(r->cudnn_build->cuda_min->str(), lo) << spec;
+        EXPECT_EQ(r->cudnn_build->cuda_max->str(), hi) << spec;
+        EXPECT_TRUE(r->cudnn_build->covers(r->cuda->version)) << spec;
+        EXPECT_TRUE(r->notes.empty()) << spec << ": " << r->notes.front();
+    }
+}
+
+TEST(Verdicts, OutsideNvidiasTestedRangeIsSaid) {
+    ResolveOptions o;
+    o.cuda = v("11.8");
+    auto r = run("tf-2.11", o); // keeps cuDNN 8.1.1, whose 11.2 build is for 11.0-11.2
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->cudnn->version.str(), "8.1.1.33");
+    bool said = false;
+    for (const auto& n : r->notes) {
+        said = said || (n.find("11.0-11.2") != std::string::npos &&
+                        n.find("outside NVIDIA's tested range") != std::string::npos);
+    }
+    EXPECT_TRUE(said);
+    auto late = run("12.9+cudnn-8.9");
+    ASSERT_TRUE(late) << late.error().message;
+    ASSERT_FALSE(late->notes.empty());
+    EXPECT_NE(late->notes.back().find("12.0-12.2"), std::string::npos) << late->notes.back();
+    // inside the range: nothing to say
+    auto fine = run("12.2+cudnn-8.9");
+    ASSERT_TRUE(fine);
+    EXPECT_TRUE(fine->notes.empty());
 }
