@@ -13,13 +13,13 @@ Result<Version> Version::parse(std::string_view text) {
     std::size_t i = 0;
     while (true) {
         if (v.m_size == k_max_parts) {
-            return bad("more than four parts");
+            return bad("more than six parts");
         }
         std::size_t start = i;
         std::uint64_t n = 0;
         while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
             n = n * 10 + static_cast<std::uint64_t>(text[i] - '0');
-            if (n > 999999) {
+            if (n > 999999999) {
                 return bad("number too large");
             }
             ++i;

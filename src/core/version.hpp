@@ -21,12 +21,13 @@ namespace cudaenv {
 
 class Version {
   public:
-    static constexpr std::size_t k_max_parts = 4;
+    static constexpr std::size_t k_max_parts = 6;
 
     Version() = default;
 
     /// Parses "11", "11.8", "11.8.0", "8.9.7.29". Rejects empty parts, signs, leading or
-    /// trailing dots, more than four parts, and parts over 999999.
+    /// trailing dots, more than six parts, and parts over 999999999 (NVIDIA writes
+    /// five-part versions -- cccl 13.3.3.3.1 -- and eight-digit ones -- cuda_compat 13.3.45405995).
     static Result<Version> parse(std::string_view text);
 
     /// parse() or nullopt, for optional inputs.

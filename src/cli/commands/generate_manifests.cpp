@@ -42,6 +42,11 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                  << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
                  << r.registry_checked << " redistrib files matched the pinned registry\n";
     }
+    for (const auto& u : r.unplaced) {
+        *ctx.err << "cudaenv: warning: component " << u
+                 << " is in no profile: only --profile full installs it; name it in "
+                    "profiles.json (a profile's components, or full's exclude)\n";
+    }
     return 0;
 }
 

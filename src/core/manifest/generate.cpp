@@ -578,6 +578,33 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
         cudnn_files[r.version.str() + ".json"] = render(to_json(r));
     }
     auto tf = CUDAENV_TRY(tensorflow(facts, report));
+    if (auto text = read_text_file(out / "profiles.json")) {
+        auto doc = CUDAENV_TRY(parse_json_text(*text, (out / "profiles.json").string()));
+        auto profiles = CUDAENV_TRY(parse_profiles(doc, "profiles.json"));
+        std::map<std::string, std::vector<std::string>> unplaced; // component -> releases
+        for (const auto& r : cuda) {
+            for (const auto& comp : r.components) {
+                bool named = false;
+                for (const auto& p : profiles) {
+                    named =
+                        named ||
+                        std::find(p.components.begin(), p.components.end(), comp.name) !=
+                            p.components.end() ||
+                        std::find(p.exclude.begin(), p.exclude.end(), comp.name) != p.exclude.end();
+                }
+                if (!named) {
+                    unplaced[comp.name].push_back(r.version.str());
+                }
+            }
+        }
+        for (const auto& [name, releases] : unplaced) {
+            std::string list;
+            for (const auto& v : releases) {
+                list += (list.empty() ? "" : ", ") + v;
+            }
+            report.unplaced.push_back(name + " (CUDA " + list + ")");
+        }
+    }
 
     CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
     CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));

@@ -24,6 +24,10 @@ struct GenerateReport {
     std::size_t framework_rows = 0;
     std::size_t gpus = 0;
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
+    /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as
+    /// cuda_cccl became cccl in 13.3): only `full` would install them. Said out loud by the
+    /// generator, and kept empty for the built-in profiles by a test.
+    std::vector<std::string> unplaced;
 };
 
 /// Writes cuda/, cudnn/, frameworks/, gpus.json and rules.json under `out_dir` from

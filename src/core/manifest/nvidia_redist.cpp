@@ -158,7 +158,18 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
     for (const auto& c : idx.components) {
         auto cv = Version::try_parse(c.version);
         if (!cv) {
-            continue; // a component without a version is not installable
+            // Nothing NVIDIA publishes may vanish silently: a component with an archive for a
+            // platform cudaenv serves must be representable, or the generation stops here.
+            for (const auto& [platform, variants] : c.platforms) {
+                if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) !=
+                    std::end(k_platforms)) {
+                    return Error(ErrorCode::integrity,
+                                 "redistrib " + version + ": component " + c.key +
+                                     " has an archive for " + platform + " but its version '" +
+                                     c.version + "' cannot be read");
+                }
+            }
+            continue; // no archive for a platform cudaenv serves (Windows only, or none)
         }
         Component comp;
         comp.name = c.key;

@@ -17,7 +17,10 @@ Version v(const char* s) {
 
 } // namespace
 
-TEST(VersionParse, AcceptsOneToFourParts) {
+TEST(VersionParse, AcceptsOneToSixParts) {
+    // NVIDIA's own: cccl 13.3.3.3.1 (five parts), cuda_compat 13.3.45405995 (eight digits)
+    EXPECT_EQ(v("13.3.3.3.1").size(), 5u);
+    EXPECT_EQ(v("13.3.45405995")[2], 45405995u);
     EXPECT_EQ(v("11").size(), 1u);
     EXPECT_EQ(v("11.8").size(), 2u);
     EXPECT_EQ(v("11.8.0").size(), 3u);
@@ -35,9 +38,9 @@ TEST(VersionParse, RejectsMalformedText) {
                             "a11",
                             "-1",
                             "+1",
-                            "1.2.3.4.5",
+                            "1.2.3.4.5.6.7",
                             "11 .8",
-                            "1234567",
+                            "1234567890",
                             "11.8-rc1"}) {
         EXPECT_FALSE(Version::parse(bad)) << "'" << bad << "'";
     }
