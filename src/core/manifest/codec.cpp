@@ -285,6 +285,7 @@ Result<CudaRelease> parse_cuda_release(const json& doc, std::string_view origin)
     if (auto it = doc.find("host_compilers"); it != doc.end() && it->is_object()) {
         r.gcc_max = CUDAENV_TRY(rd.opt_version(*it, "gcc_max"));
         r.clang_max = CUDAENV_TRY(rd.opt_version(*it, "clang_max"));
+        r.host_compilers_source = rd.opt_string(*it, "source");
     }
     if (auto it = doc.find("components"); it != doc.end()) {
         if (!it->is_object()) {
@@ -610,6 +611,9 @@ ojson to_json(const CudaRelease& r) {
     }
     if (r.clang_max) {
         hc["clang_max"] = r.clang_max->str();
+    }
+    if (!hc.empty() && !r.host_compilers_source.empty()) {
+        hc["source"] = r.host_compilers_source;
     }
     if (!hc.empty()) {
         j["host_compilers"] = hc;

@@ -201,6 +201,29 @@ std::optional<unsigned> sm_number(const std::string& s) {
     return v->major();
 }
 
+/// Host-compiler limits that differ between patch releases of one minor. Each is from the
+/// notes facts.json keeps with the table (nvcc_host_compiler_notes), which cite NVIDIA's
+/// release notes through Spack's and nixpkgs' tables; the real nvcc 11.8 and 13.0 headers
+/// (crt/host_config.h: `__GNUC__ > 11`, `__clang_major__ >= 15`; `> 15`, `>= 21`) agree with
+/// the table rows for those releases.
+struct CompilerPatch {
+    const char* from;
+    const char* to;
+    bool clang;
+    const char* max;
+    const char* source;
+};
+
+constexpr CompilerPatch k_compiler_patches[] = {
+    {"11.4.1",
+     "11.5.2",
+     false,
+     "11",
+     "NVIDIA added GCC 11 in 11.4.1 (Spack: gcc@11: conflicts only with cuda@:11.4.0)"},
+    {"12.2.0", "12.2.1", true, "15", "12.2.1 maxed out at Clang 15 (nixpkgs note)"},
+    {"12.2.2", "12.2.2", true, "16", "12.2.2 added Clang 16 (nixpkgs note)"},
+};
+
 void apply_sm_and_compilers(const Facts& f, CudaRelease& r) {
     std::string mm = r.version.truncated(2).str();
     const auto& sm = f.doc["cuda_sm_support"]["per_cuda"];
@@ -221,6 +244,18 @@ void apply_sm_and_compilers(const Facts& f, CudaRelease& r) {
     if (auto it = cc.find(mm); it != cc.end()) {
         r.gcc_max = Version::try_parse(str(*it, "gcc_max"));
         r.clang_max = Version::try_parse(str(*it, "clang_max"));
+        r.host_compilers_source = "facts.json nvcc_host_gcc_max[" + mm + "]: " + str(*it, "basis");
+    }
+    // NVIDIA changes the limits in patch releases, which the per-minor table cannot say.
+    for (const auto& p : k_compiler_patches) {
+        auto from = *Version::try_parse(p.from);
+        auto to = *Version::try_parse(p.to);
+        if (Version::compare_numeric(r.version, from) >= 0 &&
+            Version::compare_numeric(r.version, to) <= 0) {
+            (p.clang ? r.clang_max : r.gcc_max) = Version::try_parse(p.max);
+            r.host_compilers_source += std::string("; ") + (p.clang ? "clang" : "gcc") + " " +
+                                       p.max + " for " + p.from + "-" + p.to + ": " + p.source;
+        }
     }
 }
 

@@ -67,6 +67,8 @@ struct CudaRelease {
     std::optional<SmRange> sm;
     std::optional<Version> gcc_max;
     std::optional<Version> clang_max;
+    /// Where gcc_max and clang_max come from (the table row, and any patch-release rule).
+    std::string host_compilers_source;
     std::vector<Component> components; ///< sorted by name
 
     const Component* component(std::string_view name) const;

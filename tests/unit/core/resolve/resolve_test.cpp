@@ -277,3 +277,24 @@ TEST(Verdicts, OutsideNvidiasTestedRangeIsSaid) {
     ASSERT_TRUE(fine);
     EXPECT_TRUE(fine->notes.empty());
 }
+
+TEST(HostCompilers, PatchReleasesAndEverySourceRecorded) {
+    auto limits = [](const char* cuda) {
+        const auto* r = catalog().newest_cuda(v(cuda));
+        EXPECT_NE(r, nullptr) << cuda;
+        return r ? std::pair{r->gcc_max.value_or(Version{}).str(),
+                             r->clang_max.value_or(Version{}).str()}
+                 : std::pair{std::string(), std::string()};
+    };
+    EXPECT_EQ(limits("11.4.2").first, "11"); // NVIDIA added GCC 11 in 11.4.1
+    EXPECT_EQ(limits("11.5.2").first, "11");
+    EXPECT_EQ(limits("11.8.0"), (std::pair<std::string, std::string>{"11", "14"}));
+    EXPECT_EQ(limits("12.2.0").second, "15"); // 12.2.1 maxed out at Clang 15
+    EXPECT_EQ(limits("12.2.2").second, "16"); // 12.2.2 added Clang 16
+    EXPECT_EQ(limits("13.0.0"), (std::pair<std::string, std::string>{"15", "20"}));
+    for (const auto& r : catalog().cuda) {
+        if (r.gcc_max || r.clang_max) {
+            EXPECT_FALSE(r.host_compilers_source.empty()) << r.version.str();
+        }
+    }
+}
