@@ -40,7 +40,8 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
         *ctx.out << "wrote " << out << ": " << r.cuda_redist << " CUDA releases with archives, "
                  << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases, "
                  << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
-                 << r.registry_checked << " redistrib files matched the pinned registry\n";
+                 << r.registry_checked << " redistrib files matched the pinned registry; "
+                 << r.index_pinned << " releases pinned by their index alone\n";
     }
     for (const auto& u : r.unplaced) {
         *ctx.err << "cudaenv: warning: component " << u

@@ -4,6 +4,7 @@
 #include "../context.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
+#include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
 #include "core/resolve/resolve.hpp"
 #include "core/sha256.hpp"
@@ -47,33 +48,54 @@ Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
     return {};
 }
 
-/// Fetches NVIDIA's index for `u`, trusted without a pinned hash (saying so), and returns a copy
-/// of the catalog with that release added.
+/// Fetches NVIDIA's index for `u` and trusts it without a pinned hash (saying so): the root
+/// records it, so a later run knows the release and refuses a changed index (D15).
 Result<manifest::Catalog>
 with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
-    std::string rel =
-        std::string(cuda ? "cuda" : "cudnn") + "/redist/redistrib_" + u.version + ".json";
+    std::string product = cuda ? "cuda" : "cudnn";
+    std::string rel = product + "/redist/redistrib_" + u.version + ".json";
     std::string url = ctx.base_url() + "/" + rel;
     auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
-    auto idx = CUDAENV_TRY(manifest::parse_redistrib(text, url));
     manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
-    manifest::Catalog copy = cat;
-    if (cuda) {
-        copy.cuda.push_back(CUDAENV_TRY(manifest::cuda_release_from_redist(idx, u.version, red)));
-        std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
-            return a.version < b.version;
-        });
-    } else {
-        copy.cudnn.push_back(CUDAENV_TRY(manifest::cudnn_release_from_redist(idx, red)));
-        std::sort(copy.cudnn.begin(), copy.cudnn.end(), [](const auto& a, const auto& b) {
-            return a.version < b.version;
-        });
-    }
+    auto copy = CUDAENV_TRY(manifest::with_index(cat, product, u.version, text, red));
+    CUDAENV_TRY(manifest::record_trusted(ctx.root().dir, product, u.version, text));
     *ctx.err << "cudaenv: warning: " << (cuda ? "CUDA " : "cuDNN ") << u.version
              << " is not in the manifests; trusting '" << url << "' (sha256 " << red.sha256
              << ") without a pinned hash, as --allow-unpinned asks\n";
     return copy;
+}
+
+/// Fetches the index the manifests pin for a release and checks it against the pin; then its
+/// per-archive hashes are trusted like the manifests' own.
+Result<manifest::Catalog>
+with_pinned(Context& ctx, const manifest::Catalog& cat, const manifest::PinnedIndex& p) {
+    std::string url = ctx.base_url() + "/" + p.index.path;
+    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
+    auto sha = sha256_hex(text);
+    if (sha != p.index.sha256) {
+        return Error(ErrorCode::integrity,
+                     "NVIDIA's index '" + url + "' has sha256 " + sha + ", but the manifests pin " +
+                         p.index.sha256)
+            .with_hint("a mirror or proxy changed it; nothing was installed");
+    }
+    manifest::Artifact red{p.index.path, {}, sha, text.size()};
+    return manifest::with_index(cat, p.product, p.version.str(), text, red);
+}
+
+/// The index-pinned release a SPEC asks for, when it is newer than what the manifests describe.
+const manifest::PinnedIndex* pinned_for(const manifest::Catalog& cat, const Spec& spec) {
+    if (spec.cuda) {
+        if (const auto* p = cat.pinned_index("cuda", *spec.cuda)) {
+            return p;
+        }
+    }
+    if (spec.cudnn) {
+        if (const auto* p = cat.pinned_index("cudnn", *spec.cudnn)) {
+            return p;
+        }
+    }
+    return nullptr;
 }
 
 nlohmann::json outcome_json(const install::Outcome& o) {
@@ -130,26 +152,39 @@ int run_install(const InstallCli& o, Context& ctx) {
         if (!spec) {
             return report_error(ctx, spec.error(), "install");
         }
-        const manifest::Catalog* cat = *catalog;
-        std::optional<manifest::Catalog> extended;
+        // The manifests, the indexes this root trusted before, and any index a SPEC needs:
+        // an index-pinned release (verified against its pin), or with --allow-unpinned a
+        // release newer than the manifests -- a CUDA and its cuDNN both, one after the other.
+        auto extended = manifest::with_trusted(**catalog, root.dir);
+        if (!extended) {
+            return report_error(ctx, extended.error(), "install");
+        }
+        const manifest::Catalog* cat = &*extended;
         auto res = resolve(*cat, *spec, ro);
-        auto unpinned = unpinned_candidate(*cat, *spec);
-        if (!res && res.error().code == ErrorCode::not_found &&
-            unpinned.kind != Unpinned::Kind::none) {
-            if (!o.allow_unpinned) {
-                return report_error(
-                    ctx,
-                    Error(res.error())
-                        .with_hint("to trust NVIDIA's index for a release newer than the "
-                                   "manifests: cudaenv install " +
-                                   text + " --allow-unpinned"),
-                    "install");
+        for (int round = 0; round < 4; ++round) {
+            Result<manifest::Catalog> more = Error(ErrorCode::internal, "");
+            if (const auto* p = pinned_for(*cat, *spec)) {
+                more = with_pinned(ctx, *cat, *p);
+            } else if (res || res.error().code != ErrorCode::not_found) {
+                break;
+            } else if (auto u = unpinned_candidate(*cat, *spec); u.kind != Unpinned::Kind::none) {
+                if (!o.allow_unpinned) {
+                    return report_error(
+                        ctx,
+                        Error(res.error())
+                            .with_hint("to trust NVIDIA's index for a release newer than the "
+                                       "manifests: cudaenv install " +
+                                       text + " --allow-unpinned"),
+                        "install");
+                }
+                more = with_unpinned(ctx, *cat, u);
+            } else {
+                break;
             }
-            auto ext = with_unpinned(ctx, *cat, unpinned);
-            if (!ext) {
-                return report_error(ctx, ext.error(), "install");
+            if (!more) {
+                return report_error(ctx, more.error(), "install");
             }
-            extended = std::move(*ext);
+            extended = std::move(more);
             cat = &*extended;
             res = resolve(*cat, *spec, ro);
         }

@@ -3,6 +3,7 @@
 
 #include "../context.hpp"
 #include "../spec_options.hpp"
+#include "core/manifest/indexes.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -172,7 +173,12 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     if (!catalog) {
         return report_error(ctx, catalog.error(), "resolve");
     }
-    const auto& cat = **catalog;
+    // releases this root trusted from NVIDIA's indexes (--allow-unpinned) are known here too
+    auto trusted = manifest::with_trusted(**catalog, ctx.root().dir);
+    if (!trusted) {
+        return report_error(ctx, trusted.error(), "resolve");
+    }
+    const auto& cat = *trusted;
     auto spec = parse_spec(o.spec, framework_names(cat));
     if (!spec) {
         return report_error(ctx, spec.error(), "resolve");
@@ -180,6 +186,36 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     auto ro = to_resolve_options(o.spec_options);
     if (!ro) {
         return report_error(ctx, ro.error(), "resolve");
+    }
+    // A release known by its index's sha256 alone: say what is known before any fetch.
+    const manifest::PinnedIndex* pinned = nullptr;
+    if (spec->cuda && spec->kind != Spec::Kind::framework) {
+        pinned = cat.pinned_index("cuda", *spec->cuda);
+    }
+    if (!pinned && spec->cudnn) {
+        pinned = cat.pinned_index("cudnn", *spec->cudnn);
+    }
+    if (pinned) {
+        std::string what = pinned->product == "cuda" ? "CUDA" : "cuDNN";
+        if (ctx.json) {
+            emit_json(ctx,
+                      {{"spec", o.spec},
+                       {"index_pinned",
+                        {{"product", pinned->product},
+                         {"version", pinned->version.str()},
+                         {"index", pinned->index.path},
+                         {"sha256", pinned->index.sha256}}},
+                       {"installable", true}});
+        } else {
+            *ctx.out << o.spec << "\n  " << what << (what.size() == 4 ? "     " : "    ")
+                     << pinned->version.str()
+                     << "  known by NVIDIA's index only: " << pinned->index.path
+                     << "\n           sha256 " << pinned->index.sha256
+                     << " (pinned by the manifests)\n"
+                     << "  cudaenv install " << o.spec
+                     << " fetches that index, checks it against the pin, and installs from it\n";
+        }
+        return 0;
     }
     auto res = resolve(cat, *spec, *ro);
     if (!res) {

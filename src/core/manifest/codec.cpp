@@ -443,6 +443,38 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
     return f;
 }
 
+Result<std::vector<PinnedIndex>> parse_indexes(const json& doc, std::string_view origin) {
+    Reader rd(origin);
+    CUDAENV_TRY(rd.header(doc, "indexes"));
+    std::vector<PinnedIndex> out;
+    for (const char* product : {"cuda", "cudnn"}) {
+        auto list = doc.find(product);
+        if (list == doc.end()) {
+            continue;
+        }
+        if (!list->is_array()) {
+            return rd.error(std::string("'") + product + "' must be an array");
+        }
+        for (const auto& e : *list) {
+            if (!e.is_object()) {
+                return rd.error("each index must be an object");
+            }
+            PinnedIndex p;
+            p.product = product;
+            p.version = CUDAENV_TRY(rd.version(e, "version"));
+            p.index = CUDAENV_TRY(rd.artifact(e, std::string(product) + " index", false));
+            std::string want =
+                std::string(product) + "/redist/redistrib_" + p.version.str() + ".json";
+            if (p.index.path != want) {
+                return rd.error("the index of " + std::string(product) + " " + p.version.str() +
+                                " must be at '" + want + "', not '" + p.index.path + "'");
+            }
+            out.push_back(std::move(p));
+        }
+    }
+    return out;
+}
+
 Result<std::vector<Gpu>> parse_gpus(const json& doc, std::string_view origin) {
     Reader rd(origin);
     CUDAENV_TRY(rd.header(doc, "gpus"));
@@ -695,6 +727,25 @@ ojson to_json(const Framework& f) {
     return j;
 }
 
+nlohmann::ordered_json indexes_to_json(const std::vector<PinnedIndex>& indexes) {
+    ojson j = header_json("indexes");
+    for (const char* product : {"cuda", "cudnn"}) {
+        ojson list = ojson::array();
+        for (const auto& p : indexes) {
+            if (p.product == product) {
+                ojson e{{"version", p.version.str()}};
+                ojson a = artifact_json(p.index);
+                for (auto& [k, v] : a.items()) {
+                    e[k] = v;
+                }
+                list.push_back(std::move(e));
+            }
+        }
+        j[product] = list;
+    }
+    return j;
+}
+
 ojson gpus_to_json(const std::vector<Gpu>& gpus) {
     ojson j = header_json("gpus");
     ojson list = ojson::array();
@@ -811,6 +862,11 @@ Result<Catalog> load_catalog(const std::filesystem::path& dir) {
         return Error(ErrorCode::integrity,
                      "manifest directory '" + dir.string() +
                          "' has no CUDA releases (cuda/*.json)");
+    }
+    auto indexes = dir / "indexes.json";
+    if (std::filesystem::exists(indexes, ec)) {
+        auto doc = CUDAENV_TRY(load_json_file(indexes));
+        c.pinned_indexes = CUDAENV_TRY(parse_indexes(doc, indexes.string()));
     }
     auto gpus = dir / "gpus.json";
     if (std::filesystem::exists(gpus, ec)) {

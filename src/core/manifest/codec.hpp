@@ -39,6 +39,8 @@ nlohmann::ordered_json to_json(const CudaRelease& r);
 nlohmann::ordered_json to_json(const CudnnRelease& r);
 nlohmann::ordered_json to_json(const Framework& f);
 nlohmann::ordered_json gpus_to_json(const std::vector<Gpu>& gpus);
+Result<std::vector<PinnedIndex>> parse_indexes(const nlohmann::json& doc, std::string_view origin);
+nlohmann::ordered_json indexes_to_json(const std::vector<PinnedIndex>& indexes);
 nlohmann::ordered_json profiles_to_json(const std::vector<Profile>& profiles);
 nlohmann::ordered_json to_json(const Rules& r);
 

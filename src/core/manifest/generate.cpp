@@ -613,6 +613,36 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
         cudnn_files[r.version.str() + ".json"] = render(to_json(r));
     }
     auto tf = CUDAENV_TRY(tensorflow(facts, report));
+    // Releases the registry pins by their index alone (the index is not in the reference):
+    // first-class, fetched and verified at install time.
+    std::vector<PinnedIndex> pinned;
+    for (const auto& [kind, entries] : facts.registry) {
+        for (const auto& [ver, sha] : entries) {
+            auto v = Version::try_parse(ver);
+            std::string path = kind + "/redist/redistrib_" + ver + ".json";
+            bool described = false;
+            // already described in full: the same index, or the release itself
+            if (kind == "cuda") {
+                described = std::any_of(cuda.begin(), cuda.end(), [&](const CudaRelease& r) {
+                    return (r.redistrib && r.redistrib->path == path) || (v && r.version == *v);
+                });
+            } else {
+                described = std::any_of(cudnn.begin(), cudnn.end(), [&](const CudnnRelease& r) {
+                    return std::any_of(r.redistrib.begin(),
+                                       r.redistrib.end(),
+                                       [&](const Artifact& a) { return a.path == path; }) ||
+                           (v && v->is_prefix_of(r.version));
+                });
+            }
+            if (v && !described && is_sha256_hex(sha)) {
+                pinned.push_back(PinnedIndex{kind, *v, Artifact{path, {}, sha, std::nullopt}});
+            }
+        }
+    }
+    std::sort(pinned.begin(), pinned.end(), [](const auto& a, const auto& b) {
+        return a.product != b.product ? a.product < b.product : a.version < b.version;
+    });
+    report.index_pinned = pinned.size();
     if (auto text = read_text_file(out / "profiles.json")) {
         auto doc = CUDAENV_TRY(parse_json_text(*text, (out / "profiles.json").string()));
         auto profiles = CUDAENV_TRY(parse_profiles(doc, "profiles.json"));
@@ -646,7 +676,8 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
     for (const auto& [name, content] : std::map<std::string, std::string>{
              {"gpus.json", render(gpus_to_json(gpus(facts, report)))},
-             {"rules.json", render(to_json(rules(facts)))}}) {
+             {"rules.json", render(to_json(rules(facts)))},
+             {"indexes.json", render(indexes_to_json(pinned))}}) {
         auto existing = read_text_file(out / name);
         if (!existing || *existing != content) {
             CUDAENV_TRY(write_file_atomic(out / name, content));

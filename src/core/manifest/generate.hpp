@@ -24,6 +24,7 @@ struct GenerateReport {
     std::size_t framework_rows = 0;
     std::size_t gpus = 0;
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
+    std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as
     /// cuda_cccl became cccl in 13.3): only `full` would install them. Said out loud by the
     /// generator, and kept empty for the built-in profiles by a test.

@@ -94,6 +94,27 @@ const CudnnRelease* Catalog::newest_cudnn(const Version& prefix,
     return nullptr;
 }
 
+const PinnedIndex* Catalog::pinned_index(std::string_view product, const Version& prefix) const {
+    const PinnedIndex* best = nullptr;
+    for (const auto& p : pinned_indexes) {
+        if (p.product == product && prefix.is_prefix_of(p.version) &&
+            (!best || Version::compare_numeric(p.version, best->version) > 0)) {
+            best = &p;
+        }
+    }
+    if (!best) {
+        return nullptr;
+    }
+    if (product == "cuda") {
+        const auto* full = newest_cuda(prefix);
+        return full && Version::compare_numeric(full->version, best->version) >= 0 ? nullptr : best;
+    }
+    const auto* full = newest_cudnn(prefix);
+    return full && Version::compare_numeric(full->version.truncated(3), best->version) >= 0
+               ? nullptr
+               : best;
+}
+
 const Framework* Catalog::framework(std::string_view name) const {
     for (const auto& f : frameworks) {
         if (f.name == name) {

@@ -162,7 +162,17 @@ struct Rules {
 };
 
 /// Everything the manifests say, loaded and validated.
+/// A release the manifests know only by the sha256 of NVIDIA's index file for it
+/// (redistrib_<v>.json): the index is fetched at install time, checked against this pin, and
+/// then its per-archive hashes are trusted (manifests/indexes.json).
+struct PinnedIndex {
+    std::string product; ///< "cuda" or "cudnn"
+    Version version;     ///< as the index file names it: 13.1.2, 9.19.0
+    Artifact index;      ///< cuda/redist/redistrib_13.1.2.json + its sha256
+};
+
 struct Catalog {
+    std::vector<PinnedIndex> pinned_indexes;
     std::vector<CudaRelease> cuda;   ///< ascending by version
     std::vector<CudnnRelease> cudnn; ///< ascending by version
     std::vector<Framework> frameworks;
@@ -177,6 +187,9 @@ struct Catalog {
     const CudnnRelease* newest_cudnn(const Version& prefix,
                                      const std::optional<Version>& cuda = std::nullopt) const;
     const Framework* framework(std::string_view name_or_alias) const;
+    /// The newest index-pinned release of `product` matching `prefix` that is newer than every
+    /// release the manifests describe in full for that prefix (or the only one); null if none.
+    const PinnedIndex* pinned_index(std::string_view product, const Version& prefix) const;
     const Profile* profile(std::string_view name) const;
 
     /// The component names of `profile` that `release` has, sorted.

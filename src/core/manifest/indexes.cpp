@@ -1,0 +1,145 @@
+#include "indexes.hpp"
+
+#include "../fs.hpp"
+#include "../sha256.hpp"
+#include "nvidia_redist.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace cudaenv::manifest {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path trusted_dir(const fs::path& root) {
+    return root / "indexes";
+}
+
+std::string file_of(const std::string& product, const std::string& version) {
+    return product + "/redistrib_" + version + ".json";
+}
+
+Result<json> read_record(const fs::path& root) {
+    auto path = trusted_dir(root) / "trusted.json";
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        return json::object();
+    }
+    auto text = CUDAENV_TRY(read_text_file(path));
+    auto doc = json::parse(text, nullptr, false);
+    if (!doc.is_object()) {
+        return Error(ErrorCode::integrity, "'" + path.string() + "' is damaged")
+            .with_hint("remove it and install the unpinned releases again");
+    }
+    return doc;
+}
+
+} // namespace
+
+Result<Catalog> with_index(const Catalog& cat,
+                           const std::string& product,
+                           const std::string& version,
+                           const std::string& text,
+                           const Artifact& index) {
+    auto idx = CUDAENV_TRY(parse_redistrib(text, index.path));
+    Catalog copy = cat;
+    if (product == "cuda") {
+        auto rel = CUDAENV_TRY(cuda_release_from_redist(idx, version, index));
+        copy.cuda.erase(
+            std::remove_if(copy.cuda.begin(),
+                           copy.cuda.end(),
+                           [&](const CudaRelease& r) { return r.version == rel.version; }),
+            copy.cuda.end());
+        copy.cuda.push_back(std::move(rel));
+        std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
+            return a.version < b.version;
+        });
+    } else {
+        auto rel = CUDAENV_TRY(cudnn_release_from_redist(idx, index));
+        copy.cudnn.erase(
+            std::remove_if(copy.cudnn.begin(),
+                           copy.cudnn.end(),
+                           [&](const CudnnRelease& r) { return r.version == rel.version; }),
+            copy.cudnn.end());
+        copy.cudnn.push_back(std::move(rel));
+        std::sort(copy.cudnn.begin(), copy.cudnn.end(), [](const auto& a, const auto& b) {
+            return a.version < b.version;
+        });
+    }
+    // what the index describes is no longer pinned-only
+    copy.pinned_indexes.erase(
+        std::remove_if(copy.pinned_indexes.begin(),
+                       copy.pinned_indexes.end(),
+                       [&](const PinnedIndex& p) { return p.index.path == index.path; }),
+        copy.pinned_indexes.end());
+    return copy;
+}
+
+Result<std::vector<TrustedIndex>> load_trusted(const fs::path& root) {
+    auto doc = CUDAENV_TRY(read_record(root));
+    std::vector<TrustedIndex> out;
+    for (const auto& [key, entry] : doc.items()) {
+        auto slash = key.find('/');
+        if (slash == std::string::npos || !entry.is_object() || !entry.contains("sha256")) {
+            continue;
+        }
+        TrustedIndex t{
+            key.substr(0, slash), key.substr(slash + 1), entry["sha256"].get<std::string>()};
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+Result<Catalog> with_trusted(const Catalog& cat, const fs::path& root) {
+    Catalog out = cat;
+    for (const auto& t : CUDAENV_TRY(load_trusted(root))) {
+        auto path = trusted_dir(root) / file_of(t.product, t.version);
+        auto text = CUDAENV_TRY(read_text_file(path));
+        if (sha256_hex(text) != t.sha256) {
+            return Error(ErrorCode::integrity,
+                         "the trusted index '" + path.string() +
+                             "' no longer matches its recorded sha256 " + t.sha256);
+        }
+        Artifact a{
+            t.product + "/redist/redistrib_" + t.version + ".json", {}, t.sha256, text.size()};
+        out = CUDAENV_TRY(with_index(out, t.product, t.version, text, a));
+    }
+    return out;
+}
+
+Status record_trusted(const fs::path& root,
+                      const std::string& product,
+                      const std::string& version,
+                      const std::string& text) {
+    auto doc = CUDAENV_TRY(read_record(root));
+    std::string key = product + "/" + version;
+    std::string sha = sha256_hex(text);
+    if (auto it = doc.find(key); it != doc.end() && it->is_object()) {
+        std::string had = it->value("sha256", "");
+        if (had == sha) {
+            return Ok{};
+        }
+        return Error(ErrorCode::integrity,
+                     "NVIDIA's index for " + product + " " + version + " now has sha256 " + sha +
+                         ", but this root trusted " + had + " for it before")
+            .with_hint("an index must not change under an installed release; if NVIDIA really "
+                       "republished it, remove its entry from " +
+                       (trusted_dir(root) / "trusted.json").string());
+    }
+    std::error_code ec;
+    fs::create_directories(trusted_dir(root) / product, ec);
+    if (ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create '" + (trusted_dir(root) / product).string() +
+                         "': " + ec.message());
+    }
+    CUDAENV_TRY(write_file_atomic(trusted_dir(root) / file_of(product, version), text));
+    doc[key] = {{"sha256", sha}};
+    return write_file_atomic(trusted_dir(root) / "trusted.json", doc.dump(2) + "\n");
+}
+
+} // namespace cudaenv::manifest

@@ -1,0 +1,91 @@
+"""Releases known by NVIDIA's index: index-pinned ones (manifests/indexes.json pins the index's
+sha256; install fetches it, checks the pin, then trusts its archives) and unpinned ones
+(--allow-unpinned: a new CUDA and its new cuDNN in one command or two, recorded in the root)."""
+import hashlib
+import json
+import shutil
+
+from conftest import assert_one_line_error, snapshot
+
+CUDA = "12.4.1"
+CUDNN = "9.1.1.17"
+
+
+def manifests_without(inst, tmp_path, cuda=False, cudnn=False, pin=False):
+    man = tmp_path / "manifests"
+    shutil.copytree(inst.fixture / "manifests", man)
+    index = inst.fixture / "mirror" / "cuda" / "redist" / f"redistrib_{CUDA}.json"
+    if cuda:
+        (man / "cuda" / f"{CUDA}.json").unlink()
+    if cudnn:
+        (man / "cudnn" / f"{CUDNN}.json").unlink()
+    if pin:
+        (man / "indexes.json").write_text(json.dumps({
+            "schema": "cudaenv.manifest/1", "kind": "indexes",
+            "cuda": [{"version": CUDA, "path": f"cuda/redist/redistrib_{CUDA}.json",
+                      "sha256": hashlib.sha256(index.read_bytes()).hexdigest()}],
+            "cudnn": []}))
+    inst.env["CUDAENV_MANIFESTS"] = str(man)
+    return man
+
+
+def test_resolve_says_what_it_knows_of_an_index_pinned_release(inst, tmp_path):
+    manifests_without(inst, tmp_path, cuda=True, pin=True)
+    res = inst("resolve", "12.4")
+    assert res.rc == 0, res
+    assert f"CUDA     {CUDA}  known by NVIDIA's index only: cuda/redist/redistrib_{CUDA}.json" in res.out
+    doc = inst("resolve", "12.4", "--json").json()
+    assert doc["index_pinned"]["version"] == CUDA and doc["installable"] is True
+
+
+def test_install_fetches_the_pinned_index_checks_it_and_installs(inst, tmp_path):
+    manifests_without(inst, tmp_path, cuda=True, pin=True)
+    res = inst("install", "12.4+cudnn-9.1", "--json")
+    assert res.rc == 0, res
+    assert res.json()["versions"][0]["version"] == f"{CUDA}+cudnn{CUDNN}"
+    assert "without a pinned hash" not in res.err  # pinned: no warning
+    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}" / "bin" / "nvcc").exists()
+    assert not (inst.root / "indexes").exists()  # nothing to remember: the manifests pin it
+
+
+def test_a_pinned_index_that_changed_is_refused_and_nothing_is_installed(inst, tmp_path):
+    manifests_without(inst, tmp_path, cuda=True, pin=True)
+    served = tmp_path / "extra" / "cuda" / "redist" / f"redistrib_{CUDA}.json"
+    served.parent.mkdir(parents=True, exist_ok=True)
+    original = (inst.fixture / "mirror" / "cuda" / "redist" / f"redistrib_{CUDA}.json").read_text()
+    served.write_text(original + " ")  # one byte more: another hash
+    before = snapshot(inst.root)
+    res = inst("install", "12.4")
+    assert_one_line_error(res, 4)
+    assert "but the manifests pin" in res.err
+    assert snapshot(inst.root) == before
+
+
+def test_unpinned_cuda_and_cudnn_in_one_command(inst, tmp_path):
+    manifests_without(inst, tmp_path, cuda=True, cudnn=True)
+    res = inst("install", f"{CUDA}+cudnn-{CUDNN}")
+    assert_one_line_error(res, 9)
+    assert "--allow-unpinned" in res.err
+    res = inst("install", f"{CUDA}+cudnn-{CUDNN}", "--allow-unpinned")
+    assert res.rc == 0, res
+    assert res.err.count("without a pinned hash") == 2, res.err
+    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}").is_dir()
+    trusted = json.loads((inst.root / "indexes" / "trusted.json").read_text())
+    assert set(trusted) == {f"cuda/{CUDA}", f"cudnn/{CUDNN.rsplit('.', 1)[0]}"}
+
+
+def test_an_unpinned_cuda_installed_earlier_is_known_to_a_later_cudnn_install(inst, tmp_path):
+    manifests_without(inst, tmp_path, cuda=True)
+    assert inst("install", CUDA, "--allow-unpinned").rc == 0
+    # later, without the flag: the root remembers the index it trusted (and checks its hash)
+    res = inst("install", f"{CUDA}+cudnn-9.1")
+    assert res.rc == 0, res
+    assert "without a pinned hash" not in res.err
+    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}").is_dir()
+    assert inst("resolve", CUDA).rc == 0
+    # a recorded index that changed on disk is refused, not silently trusted
+    f = inst.root / "indexes" / "cuda" / f"redistrib_{CUDA}.json"
+    f.write_text(f.read_text() + " ")
+    res = inst("install", f"{CUDA}+cudnn-9.1")
+    assert_one_line_error(res, 4)
+    assert "no longer matches its recorded sha256" in res.err
