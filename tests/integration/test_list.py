@@ -29,3 +29,15 @@ def test_available_filters_by_kind(cudaenv):
     doc = cudaenv("list", "--available", "tf", "--json").json()
     assert list(doc.keys()) == ["command", "frameworks", "ok", "schema_version"]
     assert_one_line_error(cudaenv("list", "--available", "pytorch"), 2)
+
+
+def test_available_lists_the_index_pinned_releases(cudaenv):
+    doc = cudaenv("list", "--available", "--json").json()
+    pinned = {c["version"] for c in doc["cuda"] if c["source"] == "index"}
+    assert pinned == {"12.8.2", "12.9.2", "13.0.1", "13.0.2", "13.0.3", "13.1.0", "13.1.1", "13.1.2",
+                      "13.2.0", "13.2.1"}
+    assert {c["version"] for c in doc["cudnn"] if c.get("source") == "index"} == \
+        {"9.7.0", "9.18.0", "9.19.0", "9.21.1"}
+    assert all(len(c["index_sha256"]) == 64 for c in doc["cuda"] if c["source"] == "index")
+    text = cudaenv("list", "--available").out
+    assert "CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):" in text

@@ -106,6 +106,17 @@ int run_list(const ListOptions& o, Context& ctx) {
                            {"release_date", it->release_date}});
             (r ? redist : runfile).push_back(it->version.str());
         }
+        std::vector<std::string> pinned;
+        for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
+            if (it->product == "cuda") {
+                arr.push_back({{"version", it->version.str()},
+                               {"source", "index"},
+                               {"installable", true},
+                               {"index", it->index.path},
+                               {"index_sha256", it->index.sha256}});
+                pinned.push_back(it->version.str());
+            }
+        }
         doc["cuda"] = arr;
         auto wrap = [&](const std::vector<std::string>& vs) {
             for (std::size_t i = 0; i < vs.size(); ++i) {
@@ -120,6 +131,8 @@ int run_list(const ListOptions& o, Context& ctx) {
             wrap(redist);
             out << "CUDA (runfile installers only; not installable yet):\n";
             wrap(runfile);
+            out << "CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):\n";
+            wrap(pinned);
         }
     }
     if (all || o.what == "cudnn") {
@@ -142,6 +155,20 @@ int run_list(const ListOptions& o, Context& ctx) {
             if (!ctx.json) {
                 out << "  " << std::left << std::setw(12) << it->version.str() << "CUDA "
                     << cudnn_cuda_list(*it) << (inst ? "" : "  (no download URL known)") << "\n";
+            }
+        }
+        for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
+            if (it->product != "cudnn") {
+                continue;
+            }
+            arr.push_back({{"version", it->version.str()},
+                           {"source", "index"},
+                           {"installable", true},
+                           {"index", it->index.path},
+                           {"index_sha256", it->index.sha256}});
+            if (!ctx.json) {
+                out << "  " << std::left << std::setw(12) << it->version.str()
+                    << "(known by NVIDIA's index, its sha256 pinned; install fetches it)\n";
             }
         }
         doc["cudnn"] = arr;
