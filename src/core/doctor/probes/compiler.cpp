@@ -73,7 +73,14 @@ Finding compiler(Host& h) {
     std::string fix;
     std::string nvcc = (t.prefix == "/" ? "" : t.prefix) + "/bin/nvcc";
     // nvcc 12.x and later read NVCC_CCBIN; 11.x ignores it. The binary says which it is.
-    bool reads_ccbin_env = h.exists(nvcc) && h.file_contains(nvcc, "NVCC_CCBIN");
+    // Asked only when it matters (NVCC_CCBIN set, or a fix to offer): nvcc is ~30 MB.
+    std::optional<bool> reads_ccbin;
+    auto reads_ccbin_env = [&] {
+        if (!reads_ccbin) {
+            reads_ccbin = h.exists(nvcc) && h.file_contains(nvcc, "NVCC_CCBIN");
+        }
+        return *reads_ccbin;
+    };
     std::optional<std::string> gcc;
     std::optional<std::string> chosen; // what the user set, and where
     for (const char* var : {"NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"}) {
@@ -87,7 +94,7 @@ Finding compiler(Host& h) {
     if (auto ccbin = h.env("NVCC_CCBIN"); ccbin && !ccbin->empty()) {
         if (chosen) {
             details.push_back("NVCC_CCBIN=" + *ccbin + " (the -ccbin flag wins over it)");
-        } else if (reads_ccbin_env) {
+        } else if (reads_ccbin_env()) {
             chosen = *ccbin;
             details.push_back("NVCC_CCBIN=" + *ccbin);
         } else {
@@ -127,7 +134,7 @@ Finding compiler(Host& h) {
             std::string want =
                 std::string(is_gcc ? "g++-" : "clang++-") + std::to_string(max->major());
             if (fix.empty()) {
-                std::string how = reads_ccbin_env
+                std::string how = reads_ccbin_env()
                                       ? "export NVCC_CCBIN=/usr/bin/" + want
                                       : "export NVCC_PREPEND_FLAGS='-ccbin /usr/bin/" + want + "'";
                 fix = "install " + want + " and make nvcc use it: " + how + " (or nvcc -ccbin " +
