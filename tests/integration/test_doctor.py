@@ -887,3 +887,18 @@ def test_real_toolkit_is_left_untouched(cudaenv):
     before = state()
     cudaenv("doctor", "-v")
     assert state() == before
+
+
+# -- real machine layouts (issue 16) ------------------------------------------------------------
+
+def test_merged_usr_and_nvidias_deb_conf_files_give_no_false_cache_warning(m):
+    """Debian 12: /lib -> usr/lib, x86_64-linux-gnu.conf lists both names of the multiarch folder,
+    NVIDIA's debs add 000_cuda.conf and 988_cuda-12.conf through links. ldconfig records one name
+    per real folder; the doctor compares real folders, so running ldconfig is never the advice."""
+    m.merged_usr()
+    res, probes = doctor(m)
+    loader = probes["loader"]
+    assert loader["status"] == "ok", json.dumps(loader, indent=2)
+    assert "out of date" not in loader["finding"] and "ldconfig" not in (loader.get("fix") or "")
+    bad = {k: p["finding"] for k, p in probes.items() if p["status"] in ("warn", "fail")}
+    assert bad == {}, bad

@@ -251,6 +251,25 @@ class Machine:
         self.write(f"{site}/torch/version.py",
                    f"from typing import Optional\n__version__ = '{version}'\ndebug = False\n{cuda_line}\n")
 
+    def merged_usr(self):
+        """Debian 12 / Ubuntu as installed: /lib, /lib64 and /sbin are links into /usr, and
+        x86_64-linux-gnu.conf lists both names of the multiarch folder; NVIDIA's CUDA debs add
+        000_cuda.conf and 988_cuda-12.conf naming targets/x86_64-linux/lib through links."""
+        for top in ("lib", "lib64", "sbin", "bin"):
+            self.p(f"/usr/{top}").mkdir(parents=True, exist_ok=True)
+            if not self.p(f"/{top}").is_symlink():
+                self.link(f"/{top}", f"usr/{top}")
+        self.ld_conf("x86_64-linux-gnu.conf", "# Multiarch support", "/usr/local/lib/x86_64-linux-gnu",
+                     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu")
+        self.ld_conf("libc.conf", "/usr/local/lib")
+        prefix = "/usr/local/cuda-12.4"
+        self.link(f"{prefix}/targets/x86_64-linux/lib", "../../lib64")
+        self.link("/usr/local/cuda-12", "/usr/local/cuda-12.4")
+        self.ld_conf("000_cuda.conf", "/usr/local/cuda/targets/x86_64-linux/lib")
+        self.ld_conf("988_cuda-12.conf", "/usr/local/cuda-12/targets/x86_64-linux/lib")
+        self.ldconfig()
+        return self
+
     def ldconfig(self):
         subprocess.run([LDCONFIG, "-r", str(self.root)], check=True, capture_output=True)
 

@@ -768,7 +768,9 @@ LoaderPick Host::pick(std::string_view soname) {
         consider(dir, "LD_LIBRARY_PATH");
     }
     const auto& cache = ld_cache();
-    std::set<std::string> cached_dirs;
+    // Real folders and files, never names: on a merged-/usr machine /lib/x86_64-linux-gnu and
+    // /usr/lib/x86_64-linux-gnu are one folder, and ldconfig records only the first name.
+    std::set<std::string> cached_dirs, cached_files;
     for (const auto& e : cache) {
         if (e.soname == soname) {
             if (p.path.empty() && exists(e.path)) {
@@ -776,14 +778,16 @@ LoaderPick Host::pick(std::string_view soname) {
                 p.via = "ld.so.cache";
             }
             candidates.push_back(e.path);
-            cached_dirs.insert(fs::path(e.path).parent_path().string());
+            cached_dirs.insert(canonical(fs::path(e.path).parent_path().string()));
+            cached_files.insert(canonical(e.path));
         }
     }
     for (const auto& c : conf_dirs()) {
         auto file = join_machine(c.dir, soname);
         if (exists(file) && !is_dir(file)) {
             candidates.push_back(file);
-            if (!cached_dirs.count(c.dir) && ld_cache_error().empty()) {
+            if (!cached_dirs.count(canonical(c.dir)) && !cached_files.count(canonical(file)) &&
+                ld_cache_error().empty()) {
                 p.not_in_cache.push_back(file);
             }
         }
