@@ -724,6 +724,23 @@ def test_container_without_gpu_access(m):
     assert "never install a driver inside the image" in p["fix"]
 
 
+def test_container_driver_library_advice_points_at_the_host(m):
+    """The host's kernel module is visible, but the container was started without the NVIDIA
+    runtime: libcuda.so.1 is missing. The fix is the runtime flags, never apt in the image."""
+    m.write("/.dockerenv", "")
+    m.remove("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    m.ldconfig()
+    p = expect(probe(m, "libcuda"), "fail", "libcuda.so.1 is not installed in this docker container")
+    assert "--gpus all" in p["fix"] and "never install libcuda" in p["fix"], p
+    assert "apt install" not in p["fix"] and "libnvidia-compute" not in p["fix"], p
+    # an image that brought its own, mismatched libcuda: remove it, let the runtime mount the host's
+    m.copy(m.libs.fake_driver("cuda"), "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    m.ldconfig()
+    m.gpu_conf(init=803)
+    p = expect(probe(m, "libcuda"), "fail", "cuInit fails")
+    assert "remove the driver libraries from the image" in p["fix"] and "reboot" not in p["fix"], p
+
+
 def test_container_with_no_visible_devices(m):
     m.write("/.dockerenv", "")
     expect(probe(m, "container", env={"NVIDIA_VISIBLE_DEVICES": "void"}), "warn", "NVIDIA_VISIBLE_DEVICES=void")

@@ -53,6 +53,15 @@ std::string find_stub(Host& h) {
 
 } // namespace
 
+/// Inside a container the driver's libraries come from the host, through the runtime.
+std::string host_fix(const std::string& container) {
+    return "start the " + container +
+           " container with the host's GPUs and driver libraries (docker run --gpus all …, "
+           "or --runtime=nvidia with NVIDIA_DRIVER_CAPABILITIES=compute,utility; NVIDIA "
+           "Container Toolkit on the host); never install libcuda or a driver package in the "
+           "image, and fix the driver on the host";
+}
+
 Finding libcuda(Host& h) {
     auto pick = h.pick("libcuda.so.1");
     std::vector<std::string> details;
@@ -71,6 +80,15 @@ Finding libcuda(Host& h) {
         if (!h.driver().module_loaded && !h.in_wsl()) {
             return skip("no driver: " + summary, details);
         }
+        if (!h.container().empty()) {
+            // The NVIDIA Container Toolkit mounts the host's driver libraries into the
+            // container; installing them in the image breaks it when the host driver changes.
+            return fail("libcuda.so.1 is not installed in this " + h.container() + " container" +
+                            (stub.empty() ? std::string()
+                                          : "; only the link-time stub " + stub + " is present"),
+                        host_fix(h.container()),
+                        details);
+        }
         return fail(summary,
                     "install the driver's user-space libraries to match the kernel module "
                     "(Debian: sudo apt install libcuda1; Ubuntu: sudo apt install "
@@ -88,9 +106,12 @@ Finding libcuda(Host& h) {
                     details);
     }
     const auto& a = h.query("cuda", pick.path);
+    bool contained = !h.container().empty();
     if (!a.loaded || (!a.error.empty() && !a.number("init_rc"))) {
         return fail("libcuda.so.1 (" + pick.path + ") does not load: " + a.error,
-                    "reinstall the driver so that its libraries match the kernel module",
+                    contained ? host_fix(h.container())
+                              : "reinstall the driver so that its libraries match the kernel "
+                                "module",
                     details);
     }
     auto version = a.number("version").value_or(0);
@@ -115,6 +136,10 @@ Finding libcuda(Host& h) {
     }
     std::string fix = init == 100 ? "check the driver probe and `nvidia-smi`; in a container, "
                                     "start it with --gpus all"
+                      : (init == 35 || init == 803) && contained
+                          ? "the image brings its own libcuda.so.1, which does not match the "
+                            "host's kernel module: remove the driver libraries from the image "
+                            "and let the NVIDIA Container Toolkit mount the host's (--gpus all)"
                       : init == 35 || init == 803
                           ? "the user-space driver is older than the kernel module or the "
                             "runtime: reinstall the driver, then reboot"
