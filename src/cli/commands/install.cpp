@@ -54,7 +54,7 @@ Result<manifest::Catalog>
 with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
     std::string product = cuda ? "cuda" : "cudnn";
-    std::string rel = product + "/redist/redistrib_" + u.version + ".json";
+    std::string rel = manifest::redistrib_path(product, u.version);
     std::string url = ctx.base_url() + "/" + rel;
     auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
     manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
@@ -145,6 +145,11 @@ int run_install(const InstallCli& o, Context& ctx) {
         return install::check_libraries_in_child(exe, dir, files);
     };
     auto root = ctx.root();
+    // The manifests plus the indexes this root trusted before (--allow-unpinned), read once.
+    auto trusted = manifest::with_trusted(**catalog, root.dir);
+    if (!trusted) {
+        return report_error(ctx, trusted.error(), "install");
+    }
     nlohmann::json versions = nlohmann::json::array();
     bool changed = false;
     for (const auto& text : o.specs) {
@@ -152,14 +157,11 @@ int run_install(const InstallCli& o, Context& ctx) {
         if (!spec) {
             return report_error(ctx, spec.error(), "install");
         }
-        // The manifests, the indexes this root trusted before, and any index a SPEC needs:
-        // an index-pinned release (verified against its pin), or with --allow-unpinned a
-        // release newer than the manifests -- a CUDA and its cuDNN both, one after the other.
-        auto extended = manifest::with_trusted(**catalog, root.dir);
-        if (!extended) {
-            return report_error(ctx, extended.error(), "install");
-        }
-        const manifest::Catalog* cat = &*extended;
+        // Any index this SPEC needs: an index-pinned release (verified against its pin), or
+        // with --allow-unpinned a release newer than the manifests -- a CUDA and its cuDNN
+        // both, one after the other.
+        const manifest::Catalog* cat = &*trusted;
+        Result<manifest::Catalog> extended = Error(ErrorCode::internal, "not extended");
         auto res = resolve(*cat, *spec, ro);
         for (int round = 0; round < 4; ++round) {
             Result<manifest::Catalog> more = Error(ErrorCode::internal, "");

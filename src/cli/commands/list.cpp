@@ -15,6 +15,15 @@ namespace cudaenv::cli {
 
 namespace {
 
+/// A release the manifests know by its NVIDIA index's sha256 alone.
+nlohmann::json pinned_json(const manifest::PinnedIndex& p) {
+    return {{"version", p.version.str()},
+            {"source", "index"},
+            {"installable", true},
+            {"index", p.index.path},
+            {"index_sha256", p.index.sha256}};
+}
+
 struct ListOptions {
     bool available = false;
     std::string what; ///< "", "cuda", "cudnn" or a framework name
@@ -109,11 +118,7 @@ int run_list(const ListOptions& o, Context& ctx) {
         std::vector<std::string> pinned;
         for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
             if (it->product == "cuda") {
-                arr.push_back({{"version", it->version.str()},
-                               {"source", "index"},
-                               {"installable", true},
-                               {"index", it->index.path},
-                               {"index_sha256", it->index.sha256}});
+                arr.push_back(pinned_json(*it));
                 pinned.push_back(it->version.str());
             }
         }
@@ -161,11 +166,7 @@ int run_list(const ListOptions& o, Context& ctx) {
             if (it->product != "cudnn") {
                 continue;
             }
-            arr.push_back({{"version", it->version.str()},
-                           {"source", "index"},
-                           {"installable", true},
-                           {"index", it->index.path},
-                           {"index_sha256", it->index.sha256}});
+            arr.push_back(pinned_json(*it));
             if (!ctx.json) {
                 out << "  " << std::left << std::setw(12) << it->version.str()
                     << "(known by NVIDIA's index, its sha256 pinned; install fetches it)\n";

@@ -2,10 +2,10 @@
 // TensorFlow's tensorflow/python/platform/build_info.py and PyTorch's torch/version.py.
 //
 // Every layout real wheels have shipped is understood:
-//   TF 1.13-2.2   module constants      is_cuda_build = True / cuda_version_number = '10.1'
-//   TF 2.3+       an OrderedDict        build_info = collections.OrderedDict([('cuda_version',
-//   '11.2'), ...]) (and a plain dict literal)          build_info = {'cuda_version': '11.2', ...}
-//   torch         module constants      cuda = '12.1' / cuda: Optional[str] = '12.1' / cuda = None
+// - TF 1.13-2.2: module constants, `is_cuda_build = True`, `cuda_version_number = '10.1'`;
+// - TF 2.3 on: `build_info = collections.OrderedDict([('cuda_version', '11.2'), ...])`,
+//   and a plain dict literal `build_info = {'cuda_version': '11.2', ...}`;
+// - torch: `cuda = '12.1'`, `cuda: Optional[str] = '12.1'`, or `None` for a CPU build.
 #pragma once
 
 #include <optional>

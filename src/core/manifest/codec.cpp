@@ -1,6 +1,7 @@
 #include "codec.hpp"
 
 #include "../fs.hpp"
+#include "nvidia_redist.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -463,8 +464,7 @@ Result<std::vector<PinnedIndex>> parse_indexes(const json& doc, std::string_view
             p.product = product;
             p.version = CUDAENV_TRY(rd.version(e, "version"));
             p.index = CUDAENV_TRY(rd.artifact(e, std::string(product) + " index", false));
-            std::string want =
-                std::string(product) + "/redist/redistrib_" + p.version.str() + ".json";
+            std::string want = redistrib_path(product, p.version.str());
             if (p.index.path != want) {
                 return rd.error("the index of " + std::string(product) + " " + p.version.str() +
                                 " must be at '" + want + "', not '" + p.index.path + "'");

@@ -292,7 +292,7 @@ cuda_redist_releases(const fs::path& ref, const Facts& f, GenerateReport& report
         auto text = CUDAENV_TRY(read_text_file(entry.path()));
         auto idx = CUDAENV_TRY(parse_redistrib(text, entry.path().string()));
         Artifact red;
-        red.path = "cuda/redist/redistrib_" + ver + ".json";
+        red.path = redistrib_path("cuda", ver);
         red.sha256 = sha256_hex(text);
         red.size = text.size();
         CUDAENV_TRY(check_registry(f, "cuda", ver, red.sha256, report));
@@ -354,7 +354,7 @@ Status cudnn_from_redistrib(const fs::path& ref,
         auto idx = CUDAENV_TRY(parse_redistrib(text, path.string()));
         std::string ver = file.substr(16, file.size() - 16 - 5); // cudnn-redistrib_<v>.json
         Artifact red;
-        red.path = "cudnn/redist/redistrib_" + ver + ".json";
+        red.path = redistrib_path("cudnn", ver);
         red.sha256 = sha256_hex(text);
         red.size = text.size();
         CUDAENV_TRY(check_registry(f, "cudnn", ver, red.sha256, report));
@@ -619,7 +619,7 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     for (const auto& [kind, entries] : facts.registry) {
         for (const auto& [ver, sha] : entries) {
             auto v = Version::try_parse(ver);
-            std::string path = kind + "/redist/redistrib_" + ver + ".json";
+            std::string path = redistrib_path(kind, ver);
             bool described = false;
             // already described in full: the same index, or the release itself
             if (kind == "cuda") {

@@ -38,44 +38,41 @@ Result<json> read_record(const fs::path& root) {
     return doc;
 }
 
+/// `rel` in its place in an ascending release list, replacing one of the same version.
+template <typename Release> void put_release(std::vector<Release>& list, Release rel) {
+    std::erase_if(list, [&](const Release& r) { return r.version == rel.version; });
+    auto at = std::upper_bound(list.begin(), list.end(), rel, [](const auto& a, const auto& b) {
+        return a.version < b.version;
+    });
+    list.insert(at, std::move(rel));
+}
+
 } // namespace
+
+Status add_index(Catalog& cat,
+                 const std::string& product,
+                 const std::string& version,
+                 const std::string& text,
+                 const Artifact& index) {
+    auto idx = CUDAENV_TRY(parse_redistrib(text, index.path));
+    if (product == "cuda") {
+        put_release(cat.cuda, CUDAENV_TRY(cuda_release_from_redist(idx, version, index)));
+    } else {
+        put_release(cat.cudnn, CUDAENV_TRY(cudnn_release_from_redist(idx, index)));
+    }
+    // what the index describes is no longer pinned-only
+    std::erase_if(cat.pinned_indexes,
+                  [&](const PinnedIndex& p) { return p.index.path == index.path; });
+    return Ok{};
+}
 
 Result<Catalog> with_index(const Catalog& cat,
                            const std::string& product,
                            const std::string& version,
                            const std::string& text,
                            const Artifact& index) {
-    auto idx = CUDAENV_TRY(parse_redistrib(text, index.path));
     Catalog copy = cat;
-    if (product == "cuda") {
-        auto rel = CUDAENV_TRY(cuda_release_from_redist(idx, version, index));
-        copy.cuda.erase(
-            std::remove_if(copy.cuda.begin(),
-                           copy.cuda.end(),
-                           [&](const CudaRelease& r) { return r.version == rel.version; }),
-            copy.cuda.end());
-        copy.cuda.push_back(std::move(rel));
-        std::sort(copy.cuda.begin(), copy.cuda.end(), [](const auto& a, const auto& b) {
-            return a.version < b.version;
-        });
-    } else {
-        auto rel = CUDAENV_TRY(cudnn_release_from_redist(idx, index));
-        copy.cudnn.erase(
-            std::remove_if(copy.cudnn.begin(),
-                           copy.cudnn.end(),
-                           [&](const CudnnRelease& r) { return r.version == rel.version; }),
-            copy.cudnn.end());
-        copy.cudnn.push_back(std::move(rel));
-        std::sort(copy.cudnn.begin(), copy.cudnn.end(), [](const auto& a, const auto& b) {
-            return a.version < b.version;
-        });
-    }
-    // what the index describes is no longer pinned-only
-    copy.pinned_indexes.erase(
-        std::remove_if(copy.pinned_indexes.begin(),
-                       copy.pinned_indexes.end(),
-                       [&](const PinnedIndex& p) { return p.index.path == index.path; }),
-        copy.pinned_indexes.end());
+    CUDAENV_TRY(add_index(copy, product, version, text, index));
     return copy;
 }
 
@@ -104,9 +101,8 @@ Result<Catalog> with_trusted(const Catalog& cat, const fs::path& root) {
                          "the trusted index '" + path.string() +
                              "' no longer matches its recorded sha256 " + t.sha256);
         }
-        Artifact a{
-            t.product + "/redist/redistrib_" + t.version + ".json", {}, t.sha256, text.size()};
-        out = CUDAENV_TRY(with_index(out, t.product, t.version, text, a));
+        Artifact a{redistrib_path(t.product, t.version), {}, t.sha256, text.size()};
+        CUDAENV_TRY(add_index(out, t.product, t.version, text, a));
     }
     return out;
 }

@@ -14,7 +14,14 @@
 
 namespace cudaenv::manifest {
 
-/// `cat` plus the release an index describes (the index's text and where it came from).
+/// Adds the release an index describes (the index's text and where it came from) to `cat`.
+Status add_index(Catalog& cat,
+                 const std::string& product,
+                 const std::string& version,
+                 const std::string& text,
+                 const Artifact& index);
+
+/// `cat` plus the release an index describes.
 Result<Catalog> with_index(const Catalog& cat,
                            const std::string& product,
                            const std::string& version,

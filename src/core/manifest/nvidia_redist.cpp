@@ -69,6 +69,10 @@ artifact(const json& obj, const std::string& where, std::string_view origin) {
 
 } // namespace
 
+std::string redistrib_path(std::string_view product, std::string_view version) {
+    return std::string(product) + "/redist/redistrib_" + std::string(version) + ".json";
+}
+
 Result<RedistIndex> parse_redistrib(std::string_view text, std::string_view origin) {
     json doc = json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {

@@ -53,6 +53,10 @@ struct CudnnRelease;
 /// A CUDA release made from NVIDIA's index alone (components for cudaenv's platforms, nvcc
 /// version); `redistrib` is the index file itself. Driver, SM and compiler facts are not in
 /// NVIDIA's index and are left empty.
+/// Where NVIDIA keeps a release's index under the download base: "cuda" + "13.1.2" ->
+/// cuda/redist/redistrib_13.1.2.json.
+std::string redistrib_path(std::string_view product, std::string_view version);
+
 Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
                                              const std::string& version,
                                              const struct Artifact& redistrib);

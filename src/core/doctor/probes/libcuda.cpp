@@ -51,8 +51,6 @@ std::string find_stub(Host& h) {
     return {};
 }
 
-} // namespace
-
 /// Inside a container the driver's libraries come from the host, through the runtime.
 std::string host_fix(const std::string& container) {
     return "start the " + container +
@@ -61,6 +59,8 @@ std::string host_fix(const std::string& container) {
            "Container Toolkit on the host); never install libcuda or a driver package in the "
            "image, and fix the driver on the host";
 }
+
+} // namespace
 
 Finding libcuda(Host& h) {
     auto pick = h.pick("libcuda.so.1");

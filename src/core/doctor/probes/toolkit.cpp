@@ -15,7 +15,8 @@ std::string mm(const Version& v) {
 /// CUDART_VERSION from the toolkit's cuda_runtime_api.h (11080 -> 11.8), the version the
 /// runtime was built as, readable without a driver.
 std::optional<Version> header_version(Host& h, const std::string& base) {
-    auto text = h.read(base + "/include/cuda_runtime_api.h", 1u << 20);
+    // the define sits near the top (line ~140 of a ~570 KB file): read 64 KiB, not the file
+    auto text = h.read(base + "/include/cuda_runtime_api.h", 64u << 10);
     if (!text) {
         return std::nullopt;
     }
