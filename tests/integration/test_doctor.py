@@ -566,7 +566,8 @@ def test_loader_library_path_overrides_the_selection(m):
     other = m.toolkit(prefix="/usr/local/cuda-12.4-old", cuda="12.3.2", cudart="12.3.101", nvcc="12.3.107",
                       cudnn="9.0.0")
     p = expect(probe(m, "loader", env={"LD_LIBRARY_PATH": f"{other}/lib64"}), "warn",
-               "libcudart.so.12 loads /usr/local/cuda-12.4-old/lib64/libcudart.so.12 (LD_LIBRARY_PATH)",
+               "programs load the CUDA runtime 12.3 from /usr/local/cuda-12.4-old/lib64/libcudart.so.12 "
+               "(LD_LIBRARY_PATH), not the selected 12.4.1",
                "shadows /usr/local/cuda-12.4/lib64/libcudart.so.12")
     assert "LD_LIBRARY_PATH" in p["fix"]
 
@@ -919,3 +920,118 @@ def test_merged_usr_and_nvidias_deb_conf_files_give_no_false_cache_warning(m):
     assert "out of date" not in loader["finding"] and "ldconfig" not in (loader.get("fix") or "")
     bad = {k: p["finding"] for k, p in probes.items() if p["status"] in ("warn", "fail")}
     assert bad == {}, bad
+
+
+def _loader_lines(p):
+    """{soname: machine path} from the loader probe's details ("libcudnn.so.8 -> PATH (via)")."""
+    out = {}
+    for line in p["details"]:
+        m_ = re.match(r"^(lib\S+) -> (\S+) \(", line)
+        if m_:
+            out[m_.group(1)] = m_.group(2)
+    return out
+
+
+def _agrees_with_the_real_loader(m, p, *sonames, ld_library_path=None):
+    """The doctor's pick for each SONAME is the file the real glibc loader loads in a chroot."""
+    truth = m.whereami(*sonames, ld_library_path=ld_library_path)
+    said = _loader_lines(p)
+    for soname in sonames:
+        assert truth[soname], (soname, truth)
+        real = truth[soname][1]
+        assert soname in said, (soname, p)
+        assert m.whereami_real(said[soname]) == real, (soname, said[soname], truth[soname])
+    return truth
+
+
+def _cuda118_cudnn86(m):
+    """The selected toolkit: CUDA 11.8 + cuDNN 8.6.0 at /usr/local/cuda, its lib64 in the cache."""
+    m.remove("/usr/local/cuda-12.4")
+    m.remove("/etc/ld.so.conf.d/988_cuda-12.conf")
+    _other_toolkit(m)
+    m.link("/usr/local/cuda", "/usr/local/cuda-11.8")
+    m.ld_conf("988_cuda-11.conf", "/usr/local/cuda-11.8/lib64")
+
+
+@pytest.mark.parametrize("toolkit_conf", [None, "zz-cuda-11-8.conf"])
+def test_a_distro_cudnn_that_loads_first_is_the_headline_and_the_verdict(m, toolkit_conf):
+    """NVIDIA's libcudnn8 deb (8.2.4) in the multiarch folder of a Debian 12 machine and the
+    selected 8.6.0 in the toolkit's lib64, which no conf file lists or one that ldconfig reads
+    after x86_64-linux-gnu.conf (ldconfig keeps the first folder it read): the real loader in a
+    chroot loads 8.2.4; the doctor's headline and the cudnn verdict say so, with the package."""
+    _cuda118_cudnn86(m)
+    m.merged_usr()  # Debian 12: x86_64-linux-gnu.conf lists the multiarch folder
+    for conf in ("000_cuda.conf", "988_cuda-12.conf", "988_cuda-11.conf"):
+        m.remove(f"/etc/ld.so.conf.d/{conf}")
+    if toolkit_conf:
+        m.ld_conf(toolkit_conf, "/usr/local/cuda-11.8/lib64")
+    m.cudnn_copy("/usr/lib/x86_64-linux-gnu", "8.2.4", package="libcudnn8:amd64")
+    m.ldconfig()
+    p = expect(probe(m, "loader"), "warn",
+               "programs load cuDNN 8.2.4 from /lib/x86_64-linux-gnu/libcudnn.so.8 (ld.so.cache), "
+               "not the selected 8.6.0 in /usr/local/cuda-11.8/lib64")
+    assert p["finding"].startswith("programs load cuDNN 8.2.4"), p
+    assert "sudo apt remove libcudnn8" in p["fix"] and "cudaenv exec" in p["fix"], p
+    assert "out of date" not in json.dumps(p), p
+    truth = _agrees_with_the_real_loader(m, p, "libcudnn.so.8", *(["libcudart.so.11.0"] if toolkit_conf else []))
+    assert truth["libcudnn.so.8"][1] == "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.2.4"
+    c = expect(probe(m, "cudnn"), "fail",
+               "programs load cuDNN 8.2.4 from /lib/x86_64-linux-gnu/libcudnn.so.8, not the selected 8.6.0")
+    assert "sudo apt remove libcudnn8" in c["fix"], c
+    # inside `cudaenv exec` the selected lib64 comes first: the verdict follows the loader
+    lib64 = {"LD_LIBRARY_PATH": "/usr/local/cuda-11.8/lib64"}
+    expect(probe(m, "cudnn", env=lib64), "ok", "cuDNN 8.6.0")
+    assert m.whereami("libcudnn.so.8", ld_library_path=lib64["LD_LIBRARY_PATH"])["libcudnn.so.8"][1] \
+        == "/usr/local/cuda-11.8/lib64/libcudnn.so.8.6.0"
+
+
+def test_a_manual_cudnn_copy_nobody_owns_is_named_as_such(m):
+    _cuda118_cudnn86(m)
+    m.merged_usr()  # x86_64-linux-gnu.conf, libc.conf, NVIDIA's conf files: the real Debian list
+    for conf in ("000_cuda.conf", "988_cuda-12.conf", "988_cuda-11.conf"):
+        m.remove(f"/etc/ld.so.conf.d/{conf}")  # the toolkit reached through CUDA_HOME only
+    m.cudnn_copy("/usr/local/lib", "8.1.1")
+    m.ldconfig()
+    p = probe(m, "loader")
+    truth = _agrees_with_the_real_loader(m, p, "libcudnn.so.8")
+    assert truth["libcudnn.so.8"][1] == "/usr/local/lib/libcudnn.so.8.1.1", truth
+    expect(p, "warn", "programs load cuDNN 8.1.1 from /usr/local/lib/libcudnn.so.8")
+    assert "no package owns /usr/local/lib/libcudnn.so.8.1.1" in p["fix"], p
+    assert "move the libcudnn* files out of /usr/local/lib" in p["fix"], p
+
+
+def test_a_cudnn_on_ld_library_path_is_what_loads(m):
+    _cuda118_cudnn86(m)
+    m.cudnn_copy("/opt/cudnn-8.4/lib", "8.4.1")
+    m.ldconfig()
+    env = {"LD_LIBRARY_PATH": "/opt/cudnn-8.4/lib"}
+    p = expect(probe(m, "loader", env=env), "warn",
+               "programs load cuDNN 8.4.1 from /opt/cudnn-8.4/lib/libcudnn.so.8 (LD_LIBRARY_PATH)")
+    assert p["fix"].startswith("drop /opt/cudnn-8.4/lib from LD_LIBRARY_PATH"), p
+    _agrees_with_the_real_loader(m, p, "libcudnn.so.8", ld_library_path="/opt/cudnn-8.4/lib")
+    expect(probe(m, "cudnn", env=env), "fail", "programs load cuDNN 8.4.1 from /opt/cudnn-8.4/lib/libcudnn.so.8")
+
+
+def test_the_same_cudnn_twice_is_judged_where_it_loads(m):
+    _cuda118_cudnn86(m)
+    m.cudnn_copy("/opt/cudnn/lib", "8.6.0")
+    m.remove("/opt/cudnn/lib/libcudnn_ops_train.so.8")
+    env = {"LD_LIBRARY_PATH": "/opt/cudnn/lib"}
+    m.ldconfig()
+    expect(probe(m, "cudnn", env=env), "fail", "the loader picks /opt/cudnn/lib/libcudnn.so.8",
+           "in /opt/cudnn/lib lacks libcudnn_ops_train.so.8")
+
+
+def test_a_distro_cudnn_behind_the_selected_one_is_no_finding(m):
+    """NVIDIA's 988_cuda-11.conf is read before x86_64-linux-gnu.conf: the selected 8.6.0 loads
+    (the real loader agrees) and the distro copy is only a detail."""
+    _cuda118_cudnn86(m)
+    m.merged_usr()
+    for conf in ("000_cuda.conf", "988_cuda-12.conf"):
+        m.remove(f"/etc/ld.so.conf.d/{conf}")
+    m.cudnn_copy("/usr/lib/x86_64-linux-gnu", "8.2.4", package="libcudnn8:amd64")
+    m.ldconfig()
+    p = expect(probe(m, "loader"), "ok", "load from /usr/local/cuda-11.8/lib64",
+               "shadows /lib/x86_64-linux-gnu/libcudnn.so.8")
+    _agrees_with_the_real_loader(m, p, "libcudnn.so.8", "libcudart.so.11.0", "libcublas.so.11")
+    expect(probe(m, "cudnn"), "ok", "cuDNN 8.6.0 in /usr/local/cuda-11.8/lib64")

@@ -21,6 +21,7 @@ import fixture_mirror
 
 SUPPORT = Path(__file__).resolve().parent
 LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 CUDNN_LIBS = fixture_mirror.CUDNN_LIBS
 
 
@@ -216,6 +217,85 @@ class Machine:
                        fixture_mirror.cudnn_header(cudnn_header or cudnn))
         return prefix
 
+    def cudnn_copy(self, libdir, version="8.2.4", cuda_major=11, package=None, header_dir=None):
+        """A second cuDNN outside any toolkit: NVIDIA's libcudnn8 deb lays it into the multiarch
+        folder and dpkg lists its files in /var/lib/dpkg/info/<package>.list."""
+        cmaj, cmin, cpatch = (int(x) for x in version.split(".")[:3])
+        code = cmaj * (10000 if cmaj >= 9 else 1000) + cmin * 100 + cpatch
+        files = []
+        for name in CUDNN_LIBS[cmaj]:
+            self.shared_lib(libdir, f"{name}.so.{version}", f"{name}.so.{cmaj}", [],
+                            "#include <stddef.h>\n"
+                            f"size_t cudnnGetVersion(void) {{ return {code}; }}\n"
+                            f"size_t cudnnGetCudartVersion(void) {{ return {cuda_major * 1000}; }}")
+            files += [f"{libdir}/{name}.so.{version}", f"{libdir}/{name}.so.{cmaj}"]
+        if header_dir:
+            self.write(f"{header_dir}/cudnn_version_v{cmaj}.h", fixture_mirror.cudnn_header(version))
+            files.append(f"{header_dir}/cudnn_version_v{cmaj}.h")
+        if package:
+            self.write(f"/var/lib/dpkg/info/{package}.list",
+                       "/.\n/usr\n/usr/lib\n" + "".join(f + "\n" for f in files))
+
+    def whereami(self, *sonames, ld_library_path=None):
+        """What the real glibc loader picks in this machine: a program dlopens each SONAME
+        inside `chroot` (with this host's libc and ld.so copied in, the cache rebuilt by the real
+        ldconfig) and prints where each came from. Returns {soname: (path, real path) or None},
+        machine paths."""
+        src = self.libs.work / "whereami.c"
+        exe = self.libs.work / "whereami"
+        if not exe.exists():
+            src.write_text(
+                "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <link.h>\n#include <limits.h>\n"
+                "#include <stdio.h>\n#include <stdlib.h>\n"
+                "int main(int argc, char **argv) {\n"
+                "  for (int i = 1; i < argc; ++i) {\n"
+                "    void *h = dlopen(argv[i], RTLD_LAZY); struct link_map *m = 0; char real[PATH_MAX];\n"
+                "    if (h && dlinfo(h, RTLD_DI_LINKMAP, &m) == 0 && realpath(m->l_name, real))\n"
+                "      printf(\"%s=%s=%s\\n\", argv[i], m->l_name, real);\n"
+                "    else printf(\"%s==\\n\", argv[i]);\n"
+                "  }\n  return 0;\n}\n")
+            subprocess.run([self.libs.compiler.cc, "-O0", "-o", str(exe), str(src)], check=True)
+        for lib in ("libc.so.6",):
+            real = os.path.realpath(f"/lib/x86_64-linux-gnu/{lib}")
+            self.copy(real, f"/usr/lib/x86_64-linux-gnu/{lib}")
+        self.p("/lib64").mkdir(parents=True, exist_ok=True) if not self.p("/lib64").is_symlink() else None
+        self.copy(os.path.realpath("/lib64/ld-linux-x86-64.so.2"), "/lib64/ld-linux-x86-64.so.2")
+        self.copy(exe, "/usr/local/bin/cudaenv-whereami")
+        self.ldconfig()
+        out = subprocess.run([CHROOT, str(self.root), "/usr/local/bin/cudaenv-whereami", *sonames],
+                             check=True, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin",
+                                  **({"LD_LIBRARY_PATH": ld_library_path} if ld_library_path else {})}).stdout
+        found = {}
+        for line in out.splitlines():
+            soname, path, real = line.split("=", 2)
+            found[soname] = (path, real) if path else None
+        return found
+
+    def whereami_real(self, machine_path):
+        """The real path of a machine path, as the chroot sees it (links resolved in the root)."""
+        path = Path("/")
+        todo = [c for c in machine_path.split("/") if c]
+        hops = 0
+        while todo:
+            c = todo.pop(0)
+            if c == ".":
+                continue
+            if c == "..":
+                path = path.parent
+                continue
+            nxt = path / c
+            host = self.p(str(nxt))
+            if host.is_symlink():
+                hops += 1
+                assert hops < 40, machine_path
+                target = os.readlink(host)
+                todo = [x for x in target.split("/") if x] + todo
+                path = Path("/") if target.startswith("/") else path
+                continue
+            path = nxt
+        return str(path)
+
     def ld_conf(self, name, *dirs):
         self.write(f"/etc/ld.so.conf.d/{name}", "".join(d + "\n" for d in dirs))
 
@@ -271,7 +351,9 @@ class Machine:
         return self
 
     def ldconfig(self):
-        subprocess.run([LDCONFIG, "-r", str(self.root)], check=True, capture_output=True)
+        # -i: the aux cache keys files by inode and ctime (seconds); a fixture that replaces a library
+        # within the second on a recycled inode would get the old file's SONAME back
+        subprocess.run([LDCONFIG, "-i", "-r", str(self.root)], check=True, capture_output=True)
 
     def healthy(self):
         """One A100 at x16 with driver 550.54.15; CUDA 12.4.1 + cuDNN 9.1.1 at /usr/local/cuda-12.4

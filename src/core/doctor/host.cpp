@@ -158,6 +158,7 @@ struct Host::Cache {
     std::optional<std::optional<manifest::Rules>> rules;
     std::optional<std::vector<manifest::Gpu>> gpus;
     std::optional<std::vector<manifest::Framework>> frameworks;
+    std::map<std::string, std::string, std::less<>> owners; ///< real file -> package
 };
 
 Host::Host(HostConfig config) : m_config(std::move(config)), m_cache(std::make_unique<Cache>()) {
@@ -746,6 +747,42 @@ std::vector<std::string> Host::default_lib_dirs() const {
             "/usr/lib64",
             "/lib",
             "/usr/lib"};
+}
+
+std::string Host::package_owner(std::string_view machine_path) {
+    std::string real = canonical(machine_path);
+    if (auto it = m_cache->owners.find(real); it != m_cache->owners.end()) {
+        return it->second;
+    }
+    // dpkg's lists name files as the package ships them (/lib/x86_64-linux-gnu/… on a merged-/usr
+    // machine is /usr/lib/…): compare the real files of the lines that end in the same name.
+    std::string name = fs::path(real).filename().string();
+    std::string owner;
+    for (const auto& list : this->list("/var/lib/dpkg/info")) {
+        if (list.size() < 6 || list.compare(list.size() - 5, 5, ".list") != 0) {
+            continue;
+        }
+        auto text = read("/var/lib/dpkg/info/" + list);
+        if (!text) {
+            continue;
+        }
+        std::string_view rest = *text;
+        while (!rest.empty() && owner.empty()) {
+            auto nl = rest.find('\n');
+            std::string_view line = rest.substr(0, nl);
+            rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+            if (line.size() > name.size() && line.ends_with(name) &&
+                line[line.size() - name.size() - 1] == '/' && canonical(line) == real) {
+                owner = list.substr(0, list.size() - 5);
+                owner = owner.substr(0, owner.find(':')); // libcudnn8:amd64 -> libcudnn8
+            }
+        }
+        if (!owner.empty()) {
+            break;
+        }
+    }
+    m_cache->owners.emplace(real, owner);
+    return owner;
 }
 
 LoaderPick Host::pick(std::string_view soname) {

@@ -164,6 +164,9 @@ class Host {
     LoaderPick pick(std::string_view soname);
     /// The machine's default library folders (after LD_LIBRARY_PATH and the cache).
     std::vector<std::string> default_lib_dirs() const;
+    /// The Debian package that installed this file (its real file, so merged /usr names match),
+    /// from dpkg's file lists; empty when none did.
+    std::string package_owner(std::string_view machine_path);
 
     // -- what the manifests say -------------------------------------------------------------
     /// The newest release of the toolkit's CUDA major.minor; null when unknown.

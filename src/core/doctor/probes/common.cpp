@@ -1,5 +1,7 @@
 #include "probes.hpp"
 
+#include <algorithm>
+
 namespace cudaenv::doctor::checks {
 
 std::string gpu_label(std::size_t index, const std::string& name) {
@@ -41,6 +43,81 @@ std::string lib_dir(Host& h, const std::string& prefix) {
         return base + "/lib64";
     }
     return base + "/lib";
+}
+
+std::string library_label(const std::string& soname) {
+    if (soname.rfind("libcudnn.", 0) == 0) {
+        return "cuDNN";
+    }
+    if (soname.rfind("libcudart.", 0) == 0) {
+        return "the CUDA runtime";
+    }
+    if (soname.rfind("libcublas.", 0) == 0) {
+        return "cuBLAS";
+    }
+    return soname;
+}
+
+std::string library_version(Host& h, const std::string& soname, const std::string& path) {
+    if (soname.rfind("libcudnn.", 0) == 0) {
+        if (auto v = h.query("cudnn", path).number("version"); v && *v > 0) {
+            return cudnn_from_int(*v);
+        }
+    } else if (soname.rfind("libcudart.", 0) == 0) {
+        const auto& a = h.query("cudart", path);
+        if (auto v = a.number("version"); v && *v > 0 && a.number("rc").value_or(0) == 0) {
+            return cuda_from_int(*v);
+        }
+    }
+    // libcudnn.so.8.2.4, libcudart.so.11.8.89: the file's name after the SONAME
+    std::string real = h.canonical(path);
+    std::string name = real.substr(real.rfind('/') + 1);
+    std::string base = soname.substr(0, soname.find(".so") + 3) + ".";
+    if (name.rfind(base, 0) == 0) {
+        if (auto v = Version::try_parse(name.substr(base.size())); v && v->size() > 1) {
+            return v->str();
+        }
+    }
+    return {};
+}
+
+std::string wrong_copy_fix(Host& h, const LoaderPick& p) {
+    std::string dir = p.path.substr(0, p.path.rfind('/'));
+    std::string exec =
+        ", or run programs through `cudaenv exec` (it puts the selected lib64 first)";
+    if (p.via == "LD_LIBRARY_PATH") {
+        return "drop " + dir +
+               " from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH, or eval \"$(cudaenv env)\")" + exec;
+    }
+    if (auto pkg = h.package_owner(p.path); !pkg.empty()) {
+        return "the Debian package " + pkg + " puts it there: sudo apt remove " + pkg +
+               " if nothing else needs it (apt says what would go)" + exec;
+    }
+    std::string real_dir = h.canonical(dir);
+    auto defaults = h.default_lib_dirs();
+    bool system_dir = std::any_of(defaults.begin(), defaults.end(), [&](const std::string& d) {
+        return h.canonical(d) == real_dir;
+    });
+    if (!system_dir) {
+        for (const auto& c : h.conf_dirs()) {
+            // a CUDA folder some package or admin listed; never the distribution's own lists
+            // (libc.conf's /usr/local/lib, x86_64-linux-gnu.conf)
+            std::string what = c.file + " " + c.dir;
+            std::transform(what.begin(), what.end(), what.begin(), [](unsigned char ch) {
+                return std::tolower(ch);
+            });
+            bool gpu_related = what.find("cuda") != std::string::npos ||
+                               what.find("nvidia") != std::string::npos ||
+                               what.find("cudnn") != std::string::npos;
+            if (gpu_related && h.canonical(c.dir) == real_dir) {
+                return "sudo rm " + c.file + " && sudo ldconfig (it lists " + c.dir +
+                       "; cudaenv global manages the machine's entry)" + exec;
+            }
+        }
+    }
+    return "no package owns " + h.canonical(p.path) + " (a manual copy): move the " +
+           p.soname.substr(0, p.soname.find(".so")) + "* files out of " + dir +
+           " and run sudo ldconfig" + exec;
 }
 
 } // namespace cudaenv::doctor::checks

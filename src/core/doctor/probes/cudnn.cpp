@@ -60,6 +60,29 @@ Finding cudnn(Host& h) {
     }
     std::vector<std::string> details{"libcudnn: " + found->dir + "/" + found->file + " (found by " +
                                      found->how + ")"};
+    // Programs load what the loader picks, not what the toolkit holds: judge that copy.
+    if (found->how == "the toolkit") {
+        std::string ours = found->dir + "/" + found->file;
+        auto p = h.pick(found->file);
+        if (!p.path.empty() && h.canonical(p.path) != h.canonical(ours)) {
+            std::string theirs = library_version(h, found->file, p.path);
+            std::string mine = library_version(h, found->file, ours);
+            details.push_back("the loader picks " + p.path + " (" + p.via + ")" +
+                              (theirs.empty() ? "" : ": cuDNN " + theirs));
+            if (theirs != mine) {
+                return fail("programs load cuDNN " + (theirs.empty() ? "(unknown)" : theirs) +
+                                " from " + p.path + ", not the selected " + mine + " in " +
+                                found->dir,
+                            wrong_copy_fix(h, p),
+                            details);
+            }
+            found = Found{p.path.substr(0, p.path.rfind('/')),
+                          found->file,
+                          found->major,
+                          "the loader (" + p.via + "), the same version as the toolkit's"};
+            details.push_back("judging that copy: " + found->dir + "/" + found->file);
+        }
+    }
     // the header
     std::optional<Version> header;
     std::string header_file;

@@ -40,13 +40,18 @@ Finding loader(Host& h) {
     const auto& t = h.toolkit();
     std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
     std::string libdir = prefix.empty() ? std::string() : h.canonical(lib_dir(h, prefix));
-    std::vector<std::string> details, problems;
-    std::string fix;
-    auto problem = [&](std::string what, std::string how) {
-        problems.push_back(std::move(what));
-        if (fix.empty()) {
-            fix = std::move(how);
-        }
+    std::vector<std::string> details;
+
+    // (rank, what, fix): the headline is the first problem of the lowest rank; rank 0 is a wrong
+    // copy that programs really load, which explains more than a stale cache does
+    struct Problem {
+        int rank;
+        std::string what, fix;
+    };
+
+    std::vector<Problem> problems;
+    auto problem = [&](std::string what, std::string how, int rank = 1) {
+        problems.push_back({rank, std::move(what), std::move(how)});
     };
     if (!h.ld_cache_error().empty()) {
         problem("the loader cache cannot be read: " + h.ld_cache_error(), "sudo ldconfig");
@@ -100,14 +105,16 @@ Finding loader(Host& h) {
             if (under(real, libdir) || under(real, prefix)) {
                 good.push_back(soname);
             } else {
-                problem(soname + " loads " + p.path + " (" + p.via +
-                            "), not the selected toolkit's copy in " + libdir,
-                        p.via == "LD_LIBRARY_PATH"
-                            ? "drop that folder from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH, or "
-                              "eval \"$(cudaenv env)\")"
-                            : "remove the conf file in /etc/ld.so.conf.d that lists " +
-                                  p.path.substr(0, p.path.rfind('/')) +
-                                  " (then sudo ldconfig), or cudaenv global the version you want");
+                std::string theirs = library_version(h, soname, p.path);
+                std::string mine = soname.rfind("libcudart.", 0) == 0
+                                       ? t.cuda->str()
+                                       : library_version(h, soname, libdir + "/" + soname);
+                problem("programs load " + library_label(soname) +
+                            (theirs.empty() ? "" : " " + theirs) + " from " + p.path + " (" +
+                            p.via + "), not the selected" + (mine.empty() ? "" : " " + mine) +
+                            " in " + libdir,
+                        wrong_copy_fix(h, p),
+                        0);
             }
         }
     }
@@ -164,13 +171,16 @@ Finding loader(Host& h) {
     }
 
     if (!problems.empty()) {
+        std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
+            return a.rank < b.rank;
+        });
         for (std::size_t i = 1; i < problems.size(); ++i) {
-            details.push_back("also: " + problems[i]);
+            details.push_back("also: " + problems[i].what);
         }
         std::string more = problems.size() > 1
                                ? " (+" + std::to_string(problems.size() - 1) + " more, see -v)"
                                : "";
-        return warn(problems.front() + more, fix, details);
+        return warn(problems.front().what + more, problems.front().fix, details);
     }
     if (good.empty()) {
         return ok("no CUDA toolkit selected; libcuda as above", details);

@@ -41,4 +41,15 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 
+/// The version a CUDA library file says it is: cuDNN and the runtime are asked in the query
+/// child, others (and a runtime without a driver) are read from the real file's name
+/// (libcublas.so.12.4.5.8 -> 12.4.5.8). Empty when neither tells.
+std::string library_version(Host& h, const std::string& soname, const std::string& path);
+/// "cuDNN", "the CUDA runtime", "cuBLAS", else the SONAME.
+std::string library_label(const std::string& soname);
+/// The fix when programs load `p` instead of the selected toolkit's copy: what puts that copy
+/// first (LD_LIBRARY_PATH, a package, a conf file, a copy nobody owns) and how to undo it, or
+/// `cudaenv exec`.
+std::string wrong_copy_fix(Host& h, const LoaderPick& p);
+
 } // namespace cudaenv::doctor::checks
