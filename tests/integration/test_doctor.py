@@ -279,6 +279,78 @@ def test_driver_older_than_the_gpu_does_not_see_it(m):
     assert "dmesg" in p["fix"]
 
 
+def _h100_on(m, driver, where):
+    """An H100 (PCI 10de:2330) in place of the A100 and driver `driver` on disk, its module not
+    loaded (it cannot bind the device). `where`: how the installed driver shows itself."""
+    m.remove("/sys/bus/pci/devices/0000:65:00.0")
+    m.pci_gpu(address="0000:65:00.0", device="0x2330")
+    m.no_kernel_driver()
+    m.write("/lib/modules/6.1.0-27-amd64/updates/dkms/nvidia.ko", b"")
+    if where == "libraries":  # NVIDIA's .run or the CUDA repository's debs
+        for lib in ("libcuda.so", "libnvidia-ml.so"):
+            m.copy(m.libs.fake_driver("cuda"), f"/usr/lib/x86_64-linux-gnu/{lib}.{driver}")
+    elif where == "debian":  # Debian's nvidia-driver: /usr/lib/…/nvidia/current, nvidia-current-*
+        m.copy(m.libs.fake_driver("cuda"), f"/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.{driver}")
+        m.p(f"/usr/src/nvidia-current-{driver}").mkdir(parents=True)
+    elif where == "usr-src":
+        m.p(f"/usr/src/nvidia-{driver}").mkdir(parents=True)
+    elif where == "dkms":  # Ubuntu: /var/lib/dkms/nvidia/<version>/<kernel>
+        m.p(f"/var/lib/dkms/nvidia/{driver}/6.1.0-27-amd64/x86_64/module").mkdir(parents=True)
+
+
+@pytest.mark.parametrize("where", ["libraries", "debian", "usr-src", "dkms"])
+def test_driver_too_old_for_the_gpu_says_which_driver_not_modprobe(m, where):
+    _h100_on(m, "470.223.02", where)
+    p = expect(probe(m, "driver"), "fail", "driver 470.223.02 is installed but too old for the GPU",
+               "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 520.61.05", "No such device",
+               "minimum: CUDA 11.8 is the first with sm_90")
+    assert p["fix"].startswith("install NVIDIA driver 520.61.05 or newer"), p
+    assert "modprobe" not in p["fix"], p
+
+
+def test_driver_new_enough_but_not_loaded_still_says_modprobe(m):
+    _h100_on(m, "535.216.01", "dkms")
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert "modprobe nvidia" in p["fix"]
+
+
+def test_driver_too_old_for_one_of_two_gpus_names_it(m):
+    m.pci_gpu(address="0000:ca:00.0", device="0x2330")
+    m.kernel_driver("515.105.01")
+    m.gpu_conf(driver="515.105.01")
+    p = expect(probe(m, "driver"), "fail", "sees 1 of the 2", "too old for GPU 1 (NVIDIA H100, PCI 10de:2330")
+    assert p["fix"].startswith("install NVIDIA driver 520.61.05 or newer"), p
+
+
+def _gpu_rows():
+    rows = json.loads((Path(__file__).parents[2] / "manifests" / "gpus.json").read_text())["gpus"]
+    return [r for r in rows if "min_driver" in r]
+
+
+@pytest.mark.parametrize("row", _gpu_rows(), ids=lambda r: r["name"])
+def test_every_gpu_rows_minimum_driver_decides_the_verdict(m, row):
+    """Each GPU of the table, named by pci.ids as the PCI bus reports it, with a driver one
+    release line below its minimum (too old) and at its minimum (not too old)."""
+    model = row["name"]
+    for prefix in ("NVIDIA ", "GeForce "):
+        model = model.removeprefix(prefix)
+    ids = m.p("/usr/share/misc/pci.ids").read_text().replace(
+        "10df  Emulex", f"\t2f00  GX000 [{model}]\n10df  Emulex")
+    m.write("/usr/share/misc/pci.ids", ids)
+    need = row["min_driver"]
+    below = f"{int(need.split('.')[0]) - 1}.99.01"
+    _h100_on(m, below, "dkms")
+    m.remove("/sys/bus/pci/devices/0000:65:00.0")
+    m.pci_gpu(address="0000:65:00.0", device="0x2f00")
+    p = expect(probe(m, "driver"), "fail", f"driver {below} is installed but too old",
+               f"({row['name']}, PCI 10de:2f00, sm_{row['compute_capability'].replace('.', '')}) needs ≥ {need}")
+    m.remove(f"/var/lib/dkms/nvidia/{below}")
+    _h100_on(m, need, "dkms")
+    m.remove("/sys/bus/pci/devices/0000:65:00.0")
+    m.pci_gpu(address="0000:65:00.0", device="0x2f00")
+    expect(probe(m, "driver"), "fail", "installed but not loaded")
+
+
 # -- 3. libcuda --------------------------------------------------------------------------------
 
 def test_libcuda_only_the_stub(m):

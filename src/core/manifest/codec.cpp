@@ -495,6 +495,10 @@ Result<std::vector<Gpu>> parse_gpus(const json& doc, std::string_view origin) {
         }
         gpu.compute_capability = cc.major() * 10 + cc.minor();
         gpu.architecture = rd.opt_string(g, "architecture");
+        if (g.contains("min_driver")) {
+            gpu.min_driver = CUDAENV_TRY(rd.version(g, "min_driver"));
+            gpu.min_driver_basis = rd.opt_string(g, "min_driver_basis");
+        }
         out.push_back(std::move(gpu));
     }
     return out;
@@ -756,6 +760,10 @@ ojson gpus_to_json(const std::vector<Gpu>& gpus) {
                       std::to_string(g.compute_capability % 10)}};
         if (!g.architecture.empty()) {
             gj["architecture"] = g.architecture;
+        }
+        if (g.min_driver) {
+            gj["min_driver"] = g.min_driver->str();
+            gj["min_driver_basis"] = g.min_driver_basis;
         }
         list.push_back(gj);
     }

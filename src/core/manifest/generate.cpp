@@ -534,6 +534,53 @@ Result<Framework> tensorflow(const Facts& f, GenerateReport& report) {
     return tf;
 }
 
+/// A GPU's minimum driver: the first CUDA major.minor whose real architectures include its SM,
+/// then Table 3's Linux minimum for that minor's first release that is not a release candidate.
+/// A GPU cannot be older than the first CUDA that compiles for it, and NVIDIA ships each new
+/// architecture's first driver with that CUDA (H100: CUDA 11.8, 520.61.05, the driver NVIDIA AI
+/// Enterprise 2.3 announced H100 support with). An SM the table's first CUDA already has predates
+/// the table: no minimum rather than a wrong one.
+void apply_min_driver(const Facts& f, Gpu& g) {
+    if (g.name.rfind("Jetson", 0) == 0) {
+        return; // L4T: the driver comes with JetPack
+    }
+    std::vector<Version> minors;
+    const auto& per_cuda = f.doc["cuda_sm_support"]["per_cuda"];
+    for (const auto& [key, row] : per_cuda.items()) {
+        if (auto v = Version::try_parse(key)) {
+            minors.push_back(*v);
+        }
+    }
+    std::sort(minors.begin(), minors.end());
+    for (std::size_t i = 0; i < minors.size(); ++i) {
+        bool has = false;
+        for (const auto& a : per_cuda[minors[i].str()].value("real_archs", json::array())) {
+            has = has || sm_number(a.get<std::string>()) == g.compute_capability;
+        }
+        if (!has) {
+            continue;
+        }
+        if (i == 0) {
+            return;
+        }
+        for (const auto& [v, row] : f.min_driver) { // ascending
+            if (v.truncated(2) != minors[i] ||
+                str(row, "table3_label").find("RC") != std::string::npos) {
+                continue;
+            }
+            if (auto d = Version::try_parse(str(row, "linux_min_driver"))) {
+                g.min_driver = d;
+                g.min_driver_basis = "CUDA " + minors[i].str() + " is the first with sm_" +
+                                     std::to_string(g.compute_capability) +
+                                     "; Table 3: " + str(row, "table3_label") + " needs " +
+                                     d->str();
+                return;
+            }
+        }
+        return;
+    }
+}
+
 std::vector<Gpu> gpus(const Facts& f, GenerateReport& report) {
     std::vector<Gpu> out;
     for (const auto& g : f.doc["gpus_detail"]) {
@@ -541,7 +588,9 @@ std::vector<Gpu> gpus(const Facts& f, GenerateReport& report) {
         if (!cc || cc->size() != 2) {
             continue;
         }
-        out.push_back({str(g, "name"), cc->major() * 10 + cc->minor(), str(g, "architecture")});
+        Gpu gpu{str(g, "name"), cc->major() * 10 + cc->minor(), str(g, "architecture"), {}, {}};
+        apply_min_driver(f, gpu);
+        out.push_back(std::move(gpu));
         ++report.gpus;
     }
     return out;

@@ -141,6 +141,11 @@ struct Gpu {
     std::string name;
     unsigned compute_capability = 0; ///< 86 for 8.6
     std::string architecture;
+    /// The oldest Linux driver that drives it: Table 3's minimum for the first CUDA with its SM
+    /// (a driver older than its GPU cannot bind the device). None where the facts cannot say:
+    /// SMs older than the table, Jetson modules (their driver ships with JetPack).
+    std::optional<Version> min_driver;
+    std::string min_driver_basis; ///< "CUDA 11.8 GA is the first with sm_90 (Table 3)"
 };
 
 /// A named set of CUDA components. `all` takes every component of the release except

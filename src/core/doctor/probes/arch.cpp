@@ -2,39 +2,7 @@
 // selected CUDA's SM range.
 #include "probes.hpp"
 
-#include <algorithm>
-
 namespace cudaenv::doctor::checks {
-
-namespace {
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
-
-/// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") the name contains; the
-/// longest such wins ("RTX 3060 Ti" over "RTX 3060").
-unsigned cc_from_table(Host& h, const std::string& name) {
-    std::string n = lower(name);
-    unsigned best = 0; // 0: unknown (no GPU has compute capability 0)
-    std::size_t best_len = 0;
-    for (const auto& g : h.gpu_table()) {
-        std::string model = lower(g.name);
-        for (const char* prefix : {"nvidia ", "geforce "}) {
-            if (model.rfind(prefix, 0) == 0) {
-                model = model.substr(std::string_view(prefix).size());
-            }
-        }
-        if (model.size() > best_len && n.find(model) != std::string::npos) {
-            best = g.compute_capability;
-            best_len = model.size();
-        }
-    }
-    return best;
-}
-
-} // namespace
 
 Finding arch(Host& h) {
     const auto* rel = h.cuda_release();
@@ -56,7 +24,8 @@ Finding arch(Host& h) {
         }
         std::string from = "NVML";
         if (cc == 0 && !name.empty()) {
-            cc = cc_from_table(h, name);
+            const auto* model = gpu_model(h, name);
+            cc = model ? model->compute_capability : 0;
             from = "the GPU table";
         }
         std::string label = gpu_label(i, name);

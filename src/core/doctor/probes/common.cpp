@@ -45,6 +45,30 @@ std::string lib_dir(Host& h, const std::string& prefix) {
     return base + "/lib";
 }
 
+const manifest::Gpu* gpu_model(Host& h, const std::string& name) {
+    auto lower = [](std::string s) {
+        std::transform(
+            s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        return s;
+    };
+    std::string n = lower(name);
+    const manifest::Gpu* best = nullptr;
+    std::size_t best_len = 0;
+    for (const auto& g : h.gpu_table()) {
+        std::string model = lower(g.name);
+        for (std::string_view prefix : {"nvidia ", "geforce "}) {
+            if (model.starts_with(prefix)) {
+                model = model.substr(prefix.size());
+            }
+        }
+        if (model.size() > best_len && n.find(model) != std::string::npos) {
+            best = &g;
+            best_len = model.size();
+        }
+    }
+    return best;
+}
+
 std::string library_label(const std::string& soname) {
     if (soname.rfind("libcudnn.", 0) == 0) {
         return "cuDNN";

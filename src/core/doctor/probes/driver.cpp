@@ -2,6 +2,9 @@
 // kernel module agreeing with the user-space libraries.
 #include "probes.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace cudaenv::doctor::checks {
 
 namespace {
@@ -23,6 +26,109 @@ bool module_installed(Host& h) {
     return false;
 }
 
+struct Installed {
+    Version version;
+    std::string where; ///< the file or folder that says so
+    int rank;          ///< which source speaks for the module that would bind the GPU
+};
+
+/// The NVIDIA driver installed on disk, whether or not its module is loaded: DKMS's tree (built
+/// for the running kernel first), the user-space libraries' file names (libcuda.so.470.223.02),
+/// the module sources in /usr/src (nvidia-470.223.02, Debian's nvidia-current-535.216.01).
+std::vector<Installed> installed_drivers(Host& h) {
+    std::vector<Installed> out;
+    auto driver_version = [](std::string_view s) -> std::optional<Version> {
+        auto v = Version::try_parse(s);
+        return v && v->size() >= 2 && v->major() >= 100 ? v : std::nullopt;
+    };
+    std::string kernel;
+    if (auto rel = h.read("/proc/sys/kernel/osrelease", 256)) {
+        kernel = rel->substr(0, rel->find('\n'));
+    }
+    for (const auto& mod : h.list("/var/lib/dkms")) {
+        if (mod.rfind("nvidia", 0) != 0) {
+            continue;
+        }
+        for (const auto& ver : h.list("/var/lib/dkms/" + mod)) {
+            if (auto v = driver_version(ver)) {
+                std::string dir = "/var/lib/dkms/" + mod + "/" + ver;
+                bool built = !kernel.empty() && h.is_dir(dir + "/" + kernel);
+                out.push_back(
+                    {*v, dir + (built ? " (built for " + kernel + ")" : ""), built ? 0 : 3});
+            }
+        }
+    }
+    std::vector<std::string> lib_dirs = h.default_lib_dirs();
+    for (const char* extra : {"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib64/nvidia"}) {
+        lib_dirs.push_back(extra);
+    }
+    std::set<std::string> seen;
+    for (const auto& dir : lib_dirs) {
+        if (!seen.insert(h.canonical(dir)).second) {
+            continue; // merged /usr: one folder, two names
+        }
+        for (const auto& name : h.list(dir)) {
+            for (std::string_view base : {"libcuda.so.", "libnvidia-ml.so."}) {
+                if (name.starts_with(base)) {
+                    if (auto v = driver_version(std::string_view(name).substr(base.size()))) {
+                        out.push_back({*v, dir + "/" + name, 1});
+                    }
+                }
+            }
+        }
+    }
+    for (const auto& name : h.list("/usr/src")) {
+        if (name.rfind("nvidia", 0) == 0 && name.find('-') != std::string::npos) {
+            if (auto v = driver_version(name.substr(name.rfind('-') + 1))) {
+                out.push_back({*v, "/usr/src/" + name, 2});
+            }
+        }
+    }
+    // best source first, the newest of a source first
+    std::stable_sort(out.begin(), out.end(), [](const Installed& a, const Installed& b) {
+        return a.rank != b.rank ? a.rank < b.rank : b.version < a.version;
+    });
+    return out;
+}
+
+struct TooOld {
+    std::vector<std::string>
+        gpus; ///< "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 520.61.05"
+    std::optional<Version> need; ///< the highest minimum among them
+    std::string basis;           ///< where that minimum comes from
+
+    std::string what() const { return join(gpus); }
+};
+
+/// The GPUs on the PCI bus the driver `version` is too old for.
+TooOld too_old_for(Host& h, const Version& version) {
+    TooOld out;
+    const auto& pci = h.pci_gpus();
+    for (std::size_t i = 0; i < pci.size(); ++i) {
+        const auto* model = gpu_model(h, pci[i].name);
+        if (!model || !model->min_driver || !(version < *model->min_driver)) {
+            continue;
+        }
+        std::string id =
+            pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
+        out.gpus.push_back("GPU " + std::to_string(i) + " (" + model->name + ", PCI 10de:" + id +
+                           ", " + sm(model->compute_capability) + ") needs ≥ " +
+                           model->min_driver->str());
+        if (!out.need || *out.need < *model->min_driver) {
+            out.need = model->min_driver;
+            out.basis = model->min_driver_basis;
+        }
+    }
+    return out;
+}
+
+std::string newer_driver_fix(const Version& need) {
+    return "install NVIDIA driver " + need.str() +
+           " or newer (NVIDIA's CUDA repository: sudo apt install cuda-drivers; or NVIDIA's .run "
+           "installer; a distribution's driver package only if its version is at least that), "
+           "then reboot";
+}
+
 } // namespace
 
 Finding driver(Host& h) {
@@ -31,6 +137,25 @@ Finding driver(Host& h) {
     }
     const auto& d = h.driver();
     if (!d.module_loaded) {
+        // A GPU newer than the driver: the module cannot bind it and modprobe says "No such
+        // device", so modprobe is not the fix.
+        auto installed = h.container().empty() ? installed_drivers(h) : std::vector<Installed>{};
+        if (!installed.empty()) {
+            auto old = too_old_for(h, installed.front().version);
+            if (old.need) {
+                std::vector<std::string> details;
+                for (const auto& i : installed) {
+                    details.push_back("installed: " + i.version.str() + " (" + i.where + ")");
+                }
+                details.push_back("minimum: " + old.basis);
+                return fail("driver " + installed.front().version.str() +
+                                " is installed but too old for the GPU: " + old.what() +
+                                "; the module cannot bind the device, so `modprobe nvidia` fails "
+                                "with \"No such device\"",
+                            newer_driver_fix(*old.need),
+                            details);
+            }
+        }
         if (module_installed(h)) {
             return fail("the NVIDIA kernel module is installed but not loaded",
                         "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
@@ -67,6 +192,14 @@ Finding driver(Host& h) {
         details.push_back("NVML could not report: " + d.nvml_error);
     }
     if (d.nvml_ok && d.gpus.size() < h.pci_gpus().size()) {
+        if (auto old = d.version() ? too_old_for(h, *d.version()) : TooOld{}; old.need) {
+            details.push_back("minimum: " + old.basis);
+            return fail("driver " + version + " sees " + std::to_string(d.gpus.size()) +
+                            " of the " + std::to_string(h.pci_gpus().size()) +
+                            " NVIDIA GPUs on the PCI bus: it is too old for " + old.what(),
+                        newer_driver_fix(*old.need),
+                        details);
+        }
         return fail("driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
                         std::to_string(h.pci_gpus().size()) +
                         " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "

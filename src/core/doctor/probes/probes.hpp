@@ -41,6 +41,10 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 
+/// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") a PCI or NVML name contains;
+/// the longest such wins ("RTX 3060 Ti" over "RTX 3060"). Null when none does.
+const manifest::Gpu* gpu_model(Host& h, const std::string& name);
+
 /// The version a CUDA library file says it is: cuDNN and the runtime are asked in the query
 /// child, others (and a runtime without a driver) are read from the real file's name
 /// (libcublas.so.12.4.5.8 -> 12.4.5.8). Empty when neither tells.

@@ -4,7 +4,9 @@
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 
 using namespace cudaenv;
@@ -134,4 +136,42 @@ TEST(GenerateManifests, AComponentWhoseVersionCannotBeReadStopsTheGeneration) {
     EXPECT_NE(r.error().message.find("component cccl"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("'13.9.1-rc1' cannot be read"), std::string::npos)
         << r.error().message;
+}
+
+// Every GPU row's minimum driver, against NVIDIA's Table 3 for the CUDA that first built for its
+// architecture, written out here by hand: Turing sm_75 came with CUDA 10.0 (410.48), Ampere
+// sm_80 with 11.0 (450.51.05 at 11.0.2 GA; the 11.0.1 RC's 450.36.06 does not count), sm_86 with
+// 11.1 (455.23), Ada sm_89 and Hopper sm_90 with 11.8 (520.61.05), Blackwell sm_100/sm_120 with
+// 12.8 (570.26), sm_103/sm_121 with 12.9 (575.51.03). Older SMs predate the table; Jetson
+// modules take their driver from JetPack: neither has a minimum.
+TEST(GenerateManifests, EveryGpuRowHasTheMinimumDriverOfItsArchitecture) {
+    fs::path committed = CUDAENV_TEST_MANIFESTS;
+    auto doc = parse_json_text(test::read_all(committed / "gpus.json"), "gpus.json");
+    ASSERT_TRUE(doc);
+    auto gpus = parse_gpus(*doc, "gpus.json");
+    ASSERT_TRUE(gpus) << gpus.error().message;
+    const std::map<unsigned, std::string> expected = {{75, "410.48"},
+                                                      {80, "450.51.05"},
+                                                      {86, "455.23"},
+                                                      {89, "520.61.05"},
+                                                      {90, "520.61.05"},
+                                                      {100, "570.26"},
+                                                      {120, "570.26"},
+                                                      {103, "575.51.03"},
+                                                      {121, "575.51.03"}};
+    std::size_t with_minimum = 0;
+    for (const auto& g : *gpus) {
+        auto it = expected.find(g.compute_capability);
+        if (g.name.rfind("Jetson", 0) == 0 || it == expected.end()) {
+            EXPECT_FALSE(g.min_driver) << g.name << " has " << g.min_driver->str();
+            continue;
+        }
+        ASSERT_TRUE(g.min_driver) << g.name;
+        EXPECT_EQ(g.min_driver->str(), it->second) << g.name;
+        EXPECT_NE(g.min_driver_basis.find("sm_" + std::to_string(g.compute_capability)),
+                  std::string::npos)
+            << g.name << ": " << g.min_driver_basis;
+        ++with_minimum;
+    }
+    EXPECT_EQ(with_minimum, 39u); // of 60 rows: 15 predate the table, 6 are Jetson
 }
