@@ -1107,3 +1107,36 @@ def test_a_distro_cudnn_behind_the_selected_one_is_no_finding(m):
                "shadows /lib/x86_64-linux-gnu/libcudnn.so.8")
     _agrees_with_the_real_loader(m, p, "libcudnn.so.8", "libcudart.so.11.0", "libcublas.so.11")
     expect(probe(m, "cudnn"), "ok", "cuDNN 8.6.0 in /usr/local/cuda-11.8/lib64")
+
+
+@pytest.fixture
+def debian(cudaenv, libs, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r and chroot need root")
+    machine = fixture_sysroot.Machine(tmp_path / "debian", libs).debian12_nvidia_debs()
+    cudaenv.env.pop("container", None)
+    cudaenv.env.update(CUDAENV_SYSROOT=str(machine.root), **machine.env())
+    machine.run = cudaenv
+    return machine
+
+
+def test_healthy_debian12_with_nvidias_debs_gets_no_warning(debian):
+    """Debian 12 + NVIDIA's CUDA 12.4 and cuDNN 9.1.1 debs + an A100 at x16 gen4 + the open driver
+    550: every probe ok or skipped, and what the doctor says loads is what the real loader loads."""
+    m = debian
+    res, probes = doctor(m)
+    bad = {k: (p["finding"], p.get("fix")) for k, p in probes.items() if p["status"] in ("warn", "fail")}
+    assert bad == {}, json.dumps(bad, indent=2)
+    assert res.rc == 0, res
+    expect(probes["gpu"], "ok", "1 NVIDIA GPU", "GA100 [A100 SXM4 40GB]")
+    expect(probes["pcie"], "ok")
+    expect(probes["driver"], "ok", "550.54.15")
+    expect(probes["libcuda"], "ok", "libcuda.so.1")
+    expect(probes["toolkit"], "ok", "CUDA 12.4", "/usr/local/cuda-12.4")
+    expect(probes["cuda-link"], "ok")
+    expect(probes["cudnn"], "ok", "cuDNN 9.1.1 in /", "all 8 libraries present", "built for CUDA 12",
+           "cudnn_version.h: 9.1.1")
+    expect(probes["loader"], "ok", "libcudart.so.12", "libcublas.so.12")
+    _agrees_with_the_real_loader(m, probes["loader"], "libcudart.so.12", "libcublas.so.12", "libcuda.so.1")
+    truth = m.whereami("libcudnn.so.9")
+    assert truth["libcudnn.so.9"][1] == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.1", truth

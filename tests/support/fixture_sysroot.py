@@ -350,6 +350,74 @@ class Machine:
         self.ldconfig()
         return self
 
+    def debian12_nvidia_debs(self, driver="550.54.15"):
+        """A healthy Debian 12 machine as NVIDIA's own packages lay it out: merged /usr; an A100
+        on x16 gen4 under its PCIe root port, sysfs linking /sys/bus/pci/devices to the device
+        under its bridge; the open kernel module 550's /proc/driver/nvidia/version and the
+        driver's libraries by their full version (libcuda.so.1 -> libcuda.so.550.54.15); CUDA 12.4
+        from cuda-toolkit-12-4 (targets/x86_64-linux/{lib,include} real folders, lib64 and include
+        links to them, /usr/local/cuda and /usr/local/cuda-12 through /etc/alternatives,
+        000_cuda.conf and 988_cuda-12.conf); cuDNN 9.1.1 from cudnn9-cuda-12 in the multiarch
+        folder, its header under /usr/include/x86_64-linux-gnu reached through alternatives."""
+        self.base()
+        for top in ("lib", "lib64", "sbin", "bin"):
+            self.p(f"/usr/{top}").mkdir(parents=True, exist_ok=True)
+            self.link(f"/{top}", f"usr/{top}")
+        self.ld_conf("x86_64-linux-gnu.conf", "# Multiarch support", "/usr/local/lib/x86_64-linux-gnu",
+                     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu")
+        self.ld_conf("libc.conf", "# libc default configuration", "/usr/local/lib")
+        # PCI: the root port and the GPU under it, as the kernel lays sysfs out
+        port, gpu = "0000:64:00.0", "0000:65:00.0"
+        dev = f"/sys/devices/pci0000:64/{port}"
+        for d, vendor, device, cls in ((dev, "0x8086", "0x347a", "0x060400"),
+                                       (f"{dev}/{gpu}", "0x10de", "0x20b0", "0x030200")):
+            self.write(f"{d}/vendor", vendor + "\n")
+            self.write(f"{d}/device", device + "\n")
+            self.write(f"{d}/class", cls + "\n")
+            self.write(f"{d}/current_link_width", "16\n")
+            self.write(f"{d}/max_link_width", "16\n")
+            self.write(f"{d}/current_link_speed", "16.0 GT/s PCIe\n")
+            self.write(f"{d}/max_link_speed", "16.0 GT/s PCIe\n")
+        self.link(f"/sys/bus/pci/devices/{port}", f"../../../devices/pci0000:64/{port}")
+        self.link(f"/sys/bus/pci/devices/{gpu}", f"../../../devices/pci0000:64/{port}/{gpu}")
+        # the driver: open kernel module, libraries by their full version
+        self.write("/proc/driver/nvidia/version",
+                   f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  "
+                   "(dvs-builder@U16-I3-B03-4-3)  Thu Feb 22 01:25:25 UTC 2024\n"
+                   "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n")
+        self.write("/sys/module/nvidia/version", driver + "\n")
+        for n in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0"):
+            self.write(n, "")
+        self.write(f"/lib/modules/6.1.0-27-amd64/updates/dkms/nvidia.ko", b"")
+        self.p(f"/var/lib/dkms/nvidia/{driver}/6.1.0-27-amd64/x86_64/module").mkdir(parents=True)
+        self.add_gpu()
+        multiarch = "/usr/lib/x86_64-linux-gnu"
+        self.driver_settings = dict(driver=driver, cuda=12040, init=0, nvml_init=0, libdir=multiarch)
+        for which, name in (("nvml", "libnvidia-ml.so"), ("cuda", "libcuda.so")):
+            self.copy(self.libs.fake_driver(which), f"{multiarch}/{name}.{driver}")
+            self.link(f"{multiarch}/{name}.1", f"{name}.{driver}")
+        self.gpu_conf()
+        # CUDA 12.4 from NVIDIA's debs
+        prefix = "/usr/local/cuda-12.4"
+        for sub in ("lib", "include"):
+            self.p(f"{prefix}/targets/x86_64-linux/{sub}").mkdir(parents=True, exist_ok=True)
+        self.link(f"{prefix}/lib64", "targets/x86_64-linux/lib")
+        self.link(f"{prefix}/include", "targets/x86_64-linux/include")
+        self.toolkit(prefix=prefix, cudnn=None)
+        self.link("/etc/alternatives/cuda", prefix)
+        self.link("/etc/alternatives/cuda-12", prefix)
+        self.link("/usr/local/cuda", "/etc/alternatives/cuda")
+        self.link("/usr/local/cuda-12", "/etc/alternatives/cuda-12")
+        self.ld_conf("000_cuda.conf", "/usr/local/cuda/targets/x86_64-linux/lib")
+        self.ld_conf("988_cuda-12.conf", "/usr/local/cuda-12/targets/x86_64-linux/lib")
+        # cuDNN 9.1.1 from cudnn9-cuda-12
+        self.cudnn_copy(multiarch, "9.1.1", cuda_major=12, package="libcudnn9-cuda-12:amd64",
+                        header_dir="/usr/include/x86_64-linux-gnu")
+        self.link("/etc/alternatives/cudnn_version_h", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h")
+        self.link("/usr/include/cudnn_version.h", "/etc/alternatives/cudnn_version_h")
+        self.ldconfig()
+        return self
+
     def ldconfig(self):
         # -i: the aux cache keys files by inode and ctime (seconds); a fixture that replaces a library
         # within the second on a recycled inode would get the old file's SONAME back
