@@ -67,6 +67,17 @@ CASES = {
                              (f"{TOP}/lib/f", "file", b"pwned", 0o644, None)],
     "a5_escaping_target": [(f"{TOP}/lib/libcudart.so", "symlink", "../../../../../etc/passwd", 0o777, None)],
     "a5_absolute_target": [(f"{TOP}/lib/libcudart.so", "symlink", "/etc/passwd", 0o777, None)],
+    # harmless as text, not as the kernel follows it: lib/s is the top, so s/../.. climbs out
+    "a5_chain_escape": [(f"{TOP}/lib/s", "symlink", "..", 0o777, None),
+                        (f"{TOP}/lib/x", "symlink", "s/../../etc/passwd", 0o777, None)],
+    "a5_chain_escape_through_a_deep_link": [
+        (f"{TOP}/include/a/b", "dir", None, 0o755, None),
+        (f"{TOP}/include/up", "symlink", "a/b/../..", 0o777, None),
+        (f"{TOP}/lib/deep", "symlink", "../include/up/..", 0o777, None),
+        (f"{TOP}/lib/libcudart.so", "symlink", "deep/../victim/f", 0o777, None)],
+    "a5_link_loop": [(f"{TOP}/lib/l1", "symlink", "l2", 0o777, None),
+                     (f"{TOP}/lib/l2", "symlink", "l1", 0o777, None)],
+    "a5_self_loop": [(f"{TOP}/lib/me", "symlink", "me/x", 0o777, None)],
     "a6_hardlink_outside": [(f"{TOP}/h", "hardlink", "victim/f", 0o644, None)],
     "a6_hardlink_dotdot": [(f"{TOP}/h", "hardlink", f"{TOP}/../victim/f", 0o644, None)],
     "a7_hardlink_to_absent": [(f"{TOP}/h", "hardlink", f"{TOP}/nothing", 0o644, None)],
@@ -86,6 +97,8 @@ def test_hostile_entry_is_refused(inst, tmp_path, baseline, victim, case):
     res = install_crafted(inst, tmp_path, CASES[case])
     check_refused(inst, res, baseline, victim)
     assert "unsafe archive" in res.err or "unreadable archive" in res.err
+    if "chain" in case or "loop" in case:  # refused by resolving the links, not by their text
+        assert "resolves outside its tree through other links" in res.err or "symlink loop" in res.err, res.err
     assert not Path("/tmp/cudaenv-pwned").exists()
 
 
@@ -287,3 +300,18 @@ def test_sparse_files_come_out_whole(inst, tmp_path, baseline, victim, fmt):
     out = inst.root / "versions" / "11.8.0" / "include" / "sparse.bin"
     assert out.stat().st_size == 7 << 20
     assert out.read_bytes() == sparse.read_bytes()
+
+
+def test_a5_link_chain_across_two_archives_is_refused_in_the_composed_version(inst, tmp_path, baseline, victim):
+    """Each archive alone is harmless (cuda_nvrtc's x dangles); composed into one lib64, x goes
+    through cuda_cudart's s and climbs out of the version."""
+    a = tmp_path / "a.tar"
+    craft_archive(a, [(f"{TOP}/lib/s", "symlink", "..", 0o777, None)], TOP, "xz")
+    replace_component(inst, tmp_path, a)
+    nvrtc = "cuda_nvrtc-linux-x86_64-11.8.89-archive"
+    b = tmp_path / "b.tar"
+    craft_archive(b, [(f"{nvrtc}/lib/x", "symlink", "s/../../etc/passwd", 0o777, None)], nvrtc, "xz")
+    replace_component(inst, tmp_path, b, component="cuda_nvrtc")
+    res = inst("install", "11.8")
+    check_refused(inst, res, baseline, victim)
+    assert "in the composed version, 'lib64/x' resolves outside its tree" in res.err, res.err

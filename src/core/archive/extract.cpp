@@ -3,6 +3,7 @@
 #include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../sys/dynlib.hpp"
+#include "links.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -477,6 +478,10 @@ Result<Extracted> extract(const fs::path& path,
     }
     if (!checked_format) {
         return broken(name, "empty archive");
+    }
+    // Text said every link stays inside; the kernel follows links through links.
+    if (auto bad = find_bad_link(dest)) {
+        return unsafe(name, x.result.top + "/" + bad->path, bad->reason());
     }
     return std::move(x.result);
 }

@@ -1,5 +1,6 @@
 #include "compose.hpp"
 
+#include "../archive/links.hpp"
 #include "../fs.hpp"
 #include "../store/root.hpp"
 #include "../sys/process.hpp"
@@ -307,6 +308,14 @@ Status compose_version(const fs::path& stage,
         fs::create_symlink("lib64", stage / "lib", ec);
     }
     CUDAENV_TRY(add_target_dir(stage, res.platform));
+    // Links of one archive may go through links of another: every path of the version must
+    // resolve inside it, as the kernel resolves it.
+    if (auto bad = archive::find_bad_link(stage)) {
+        return Error(ErrorCode::unsafe_archive,
+                     "unsafe archives: in the composed version, '" + bad->path + "' " +
+                         bad->reason())
+            .with_hint("nothing was installed; the archives or the mirror serving them are bad");
+    }
 
     // Verify before anything is visible.
     if (const auto* cudart = res.cuda->component("cuda_cudart");
