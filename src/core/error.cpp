@@ -1,6 +1,23 @@
 #include "error.hpp"
 
+#include <cstdio>
+
 namespace cudaenv {
+
+std::string printable(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f || c == '\\') {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
 
 int exit_code(ErrorCode code) {
     switch (code) {

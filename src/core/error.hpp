@@ -35,6 +35,11 @@ int exit_code(ErrorCode code);
 /// Short stable name for JSON output ("usage", "not_found", ...).
 const char* to_string(ErrorCode code);
 
+/// Text from outside (archive entries, manifests, .cuda-version) as it may be printed on one line
+/// of a terminal: control bytes, DEL and backslashes become \xNN, so nothing can move the cursor,
+/// start an escape sequence or split an error line.
+std::string printable(std::string_view s);
+
 struct Error {
     ErrorCode code = ErrorCode::failure;
     std::string message;

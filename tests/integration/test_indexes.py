@@ -89,3 +89,24 @@ def test_an_unpinned_cuda_installed_earlier_is_known_to_a_later_cudnn_install(in
     res = inst("install", f"{CUDA}+cudnn-9.1")
     assert_one_line_error(res, 4)
     assert "no longer matches its recorded sha256" in res.err
+
+
+def test_an_index_with_encoded_traversal_is_refused_before_any_archive_is_requested(inst, tmp_path):
+    """A hostile mirror's index names paths a server may decode into a climb out of the redist
+    tree: refused (exit 4) before a URL is built; the server sees the index request only."""
+    manifests_without(inst, tmp_path, cuda=True)
+    index = json.loads((inst.fixture / "mirror" / "cuda" / "redist" / f"redistrib_{CUDA}.json").read_text())
+    for i, bad in enumerate(["%2e%2e/%2e%2e/secret/a.tar.xz", "cuda_cudart/..%2f..%2fsecret.tar.xz",
+                             "cuda_cudart/%252e%252e/secret.tar.xz"]):
+        index["cuda_cudart"]["linux-x86_64"]["relative_path"] = bad
+        served = tmp_path / "extra" / "cuda" / "redist" / f"redistrib_{CUDA}.json"
+        served.parent.mkdir(parents=True, exist_ok=True)
+        served.write_text(json.dumps(index))
+        inst.server.clear()
+        before = snapshot(inst.root)
+        res = inst("install", CUDA, "--allow-unpinned")
+        assert_one_line_error(res, 4)
+        assert "unsafe relative_path" in res.err, res.err
+        paths = [p for p, _ in inst.server.requests]
+        assert paths and all(p.endswith(f"redistrib_{CUDA}.json") for p in paths), paths
+        assert snapshot(inst.root) == before

@@ -4,6 +4,7 @@
 #include "../context.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
+#include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
 #include "core/resolve/resolve.hpp"
@@ -55,7 +56,7 @@ with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
     std::string product = cuda ? "cuda" : "cudnn";
     std::string rel = manifest::redistrib_path(product, u.version);
-    std::string url = ctx.base_url() + "/" + rel;
+    std::string url = CUDAENV_TRY(manifest::join_url(ctx.base_url(), rel, "NVIDIA's index"));
     auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
     manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
     auto copy = CUDAENV_TRY(manifest::with_index(cat, product, u.version, text, red));
@@ -70,7 +71,8 @@ with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
 /// per-archive hashes are trusted like the manifests' own.
 Result<manifest::Catalog>
 with_pinned(Context& ctx, const manifest::Catalog& cat, const manifest::PinnedIndex& p) {
-    std::string url = ctx.base_url() + "/" + p.index.path;
+    std::string url =
+        CUDAENV_TRY(manifest::join_url(ctx.base_url(), p.index.path, "the pinned index"));
     auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
     auto sha = sha256_hex(text);
     if (sha != p.index.sha256) {

@@ -88,22 +88,6 @@ int open_dir_beneath(int root_fd, const std::string& rel) {
     return ::openat(root_fd, rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 }
 
-/// An entry name as it may be printed on one line: control characters and backslashes escaped.
-std::string printable(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == '\\') {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
 Error unsafe(const std::string& archive, const std::string& entry, const std::string& why) {
     return Error(ErrorCode::unsafe_archive,
                  "unsafe archive '" + archive + "': entry '" + printable(entry) +

@@ -3,6 +3,7 @@
 #include "../archive/extract.hpp"
 #include "../failpoint.hpp"
 #include "../fs.hpp"
+#include "../manifest/codec.hpp"
 #include "../store/lock.hpp"
 #include "compose.hpp"
 
@@ -73,7 +74,9 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
         j.cudnn = a.component == "cudnn";
         j.entry = a.component + "-" + a.version.str() + "-" + a.artifact.sha256.substr(0, 12);
         std::string loc = a.artifact.path.empty() ? a.artifact.url : a.artifact.path;
-        j.url = a.artifact.path.empty() ? a.artifact.url : o.base_url + "/" + a.artifact.path;
+        j.url = a.artifact.path.empty()
+                    ? a.artifact.url
+                    : CUDAENV_TRY(manifest::join_url(o.base_url, a.artifact.path, a.component));
         auto comp = archive::compression_for(loc);
         if (!comp) {
             return Error(ErrorCode::integrity, "'" + loc + "' is not a .tar.xz or .tgz archive");

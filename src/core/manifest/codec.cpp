@@ -24,7 +24,9 @@ bool is_safe_relative_path(std::string_view s) {
         return false;
     }
     for (char c : s) {
-        if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '.' || c == '_' || c == '+' || c == '~' || c == '-' || c == '/';
+        if (!plain) {
             return false;
         }
     }
@@ -41,6 +43,42 @@ bool is_safe_relative_path(std::string_view s) {
         start = end + 1;
     }
     return true;
+}
+
+Result<std::string> join_url(std::string_view base, std::string_view rel, std::string_view what) {
+    if (!is_safe_relative_path(rel)) {
+        std::string shown = printable(rel.substr(0, 200));
+        return Error(ErrorCode::integrity,
+                     std::string(what) + ": unsafe path '" + shown +
+                         "' (only letters, digits and ._+~- between slashes; no '..' or "
+                         "percent-encoding)")
+            .with_hint("the manifest or index is bad; nothing was requested");
+    }
+    std::string url(base);
+    while (!url.empty() && url.back() == '/') {
+        url.pop_back();
+    }
+    return url + "/" + std::string(rel);
+}
+
+bool is_safe_https_url(std::string_view url) {
+    if (url.rfind("https://", 0) != 0) {
+        return false;
+    }
+    std::string lower;
+    for (char c : url) {
+        auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7f || c == '\\') {
+            return false;
+        }
+        lower += static_cast<char>(std::tolower(u));
+    }
+    for (std::string_view bad : {"%2e", "%2f", "%5c", "%25", "/../", "/./", "//"}) {
+        if (lower.find(bad, 8) != std::string::npos) {
+            return false;
+        }
+    }
+    return !(lower.ends_with("/..") || lower.ends_with("/."));
 }
 
 namespace {
@@ -138,12 +176,15 @@ class Reader {
         a.path = opt_string(obj, "path");
         if (obj.contains("path") && !obj.at("path").is_null() &&
             (!obj.at("path").is_string() || !is_safe_relative_path(a.path))) {
-            return error(where + ": unsafe or malformed path '" + a.path +
-                         "' (must be relative, without '..')");
+            return error(where + ": unsafe or malformed path '" + printable(a.path) +
+                         "' (must be relative: letters, digits and ._+~- between slashes, no "
+                         "'..' or percent-encoding)");
         }
         a.url = opt_string(obj, "url");
-        if (obj.contains("url") && (a.url.rfind("https://", 0) != 0 || !a.path.empty())) {
-            return error(where + ": 'url' must be an https URL and exclude 'path'");
+        if (obj.contains("url") && (!is_safe_https_url(a.url) || !a.path.empty())) {
+            return error(where +
+                         ": 'url' must be a plain https URL (no encoded or literal '..') and "
+                         "exclude 'path'");
         }
         auto sha = obj.find("sha256");
         if (sha == obj.end() || !sha->is_string()) {

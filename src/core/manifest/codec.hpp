@@ -47,8 +47,17 @@ nlohmann::ordered_json to_json(const Rules& r);
 /// True for 64 lowercase hex digits.
 bool is_sha256_hex(std::string_view s);
 
-/// True for a relative path with no empty, "." or ".." segment, no backslash or control
-/// character: safe to append to a base URL or a directory.
+/// True for a relative path whose segments are plain names: only letters, digits and "._+~-",
+/// no empty, "." or ".." segment. Everything a URL or a server could decode into a separator or
+/// a climb is refused before any URL is built: '%' (so "%2e%2e/", "..%2f", "%252e"), '\\', '?',
+/// '#', ';', ':', spaces, control and non-ASCII bytes. Every path NVIDIA publishes fits.
 bool is_safe_relative_path(std::string_view s);
+
+/// `base` + "/" + `rel`, once `rel` is a safe relative path (else an integrity error naming it,
+/// `what` saying where it came from): the one place a mirror URL is built from a path.
+Result<std::string> join_url(std::string_view base, std::string_view rel, std::string_view what);
+
+/// A manifest's absolute artifact URL: https, and no encoded or literal climb in its path.
+bool is_safe_https_url(std::string_view url);
 
 } // namespace cudaenv::manifest

@@ -41,7 +41,8 @@ artifact(const json& obj, const std::string& where, std::string_view origin) {
     RedistArtifact a;
     a.relative_path = str_or_empty(obj, "relative_path");
     if (!is_safe_relative_path(a.relative_path)) {
-        return err("missing or unsafe relative_path '" + a.relative_path + "'");
+        return err("missing or unsafe relative_path '" + printable(a.relative_path) +
+                   "' (letters, digits and ._+~- between slashes; no '..' or percent-encoding)");
     }
     a.sha256 = str_or_empty(obj, "sha256");
     if (a.sha256.empty()) {

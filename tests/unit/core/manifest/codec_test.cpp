@@ -151,6 +151,49 @@ TEST(ManifestPaths, SafeRelativePaths) {
     }
 }
 
+// Encodings a server may decode into a climb or a separator are refused before a URL exists.
+TEST(ManifestPaths, EncodedTraversalIsRefused) {
+    for (const char* bad : {"%2e%2e/etc/passwd",
+                            "%2E%2E/x",
+                            "..%2fx",
+                            "a/..%2F..%2Fx",
+                            "a/%252e%252e/x",
+                            "a/%5c..%5cx",
+                            "a/.%2e/x",
+                            "a/x?../../y",
+                            "a/x#/../y",
+                            "a;/../x",
+                            "a/ /x",
+                            "a/\xc0\xae\xc0\xae/x",         // overlong UTF-8 '.'
+                            "a/\xe2\x80\xa4\xe2\x80\xa4/x", // one-dot leaders
+                            "http://evil/x"}) {
+        EXPECT_FALSE(is_safe_relative_path(bad)) << bad;
+        auto url = join_url("https://mirror.example/nvidia", bad, "test");
+        ASSERT_FALSE(url) << bad;
+        EXPECT_EQ(url.error().code, ErrorCode::integrity);
+        EXPECT_EQ(url.error().message.find('\n'), std::string::npos);
+    }
+    auto ok =
+        join_url("https://m/x/", "cuda/redist/cuda_cudart/linux-x86_64/a-11.8.89.tar.xz", "t");
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(*ok, "https://m/x/cuda/redist/cuda_cudart/linux-x86_64/a-11.8.89.tar.xz");
+}
+
+TEST(ManifestPaths, ArtifactUrlsAreHttpsWithoutEncodedClimbs) {
+    EXPECT_TRUE(is_safe_https_url("https://developer.download.nvidia.com/compute/cudnn/a.tar.xz"));
+    for (const char* bad : {"http://x/a.tar.xz",
+                            "https://x/a/../b.tar.xz",
+                            "https://x/a/%2e%2e/b.tar.xz",
+                            "https://x/a/%2F/b",
+                            "https://x/a/%252e/b",
+                            "https://x/a\\b",
+                            "https://x/a b",
+                            "https://x/a/..",
+                            "https://x//etc/passwd"}) {
+        EXPECT_FALSE(is_safe_https_url(bad)) << bad;
+    }
+}
+
 // Every built-in manifest loads and survives a write/read round trip unchanged.
 TEST(BuiltinManifests, LoadAndRoundTrip) {
     auto r = load_catalog(CUDAENV_TEST_MANIFESTS);

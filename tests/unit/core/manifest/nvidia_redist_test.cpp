@@ -58,7 +58,14 @@ TEST(NvidiaRedist, FailsClosedOnAMissingHash) {
 }
 
 TEST(NvidiaRedist, RefusesUnsafeRelativePaths) {
-    for (const char* path : {"../../etc/passwd", "/abs/a.tar.xz", "a/../../b", "a//b", ""}) {
+    for (const char* path : {"../../etc/passwd",
+                             "/abs/a.tar.xz",
+                             "a/../../b",
+                             "a//b",
+                             "",
+                             "%2e%2e/%2e%2e/etc/passwd",
+                             "a/..%2f..%2fb",
+                             "a/%252e%252e/b"}) {
         auto r = parse_redistrib(redist(std::string(R"({"relative_path": ")") + path +
                                         R"(", "sha256": ")" + k_sha + R"("})"),
                                  "t");
