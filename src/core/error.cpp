@@ -4,17 +4,57 @@
 
 namespace cudaenv {
 
+namespace {
+
+/// The length of the well-formed UTF-8 sequence at s[i] (2 to 4), 0 if there is none: overlong
+/// forms, surrogates and code points past U+10FFFF are not well-formed.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = at(i);
+    std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                    : c >= 0xe0 && c <= 0xef ? 3
+                    : c >= 0xf0 && c <= 0xf4 ? 4
+                                             : 0;
+    if (n == 0 || i + n > s.size()) {
+        return 0;
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((at(i + k) & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    unsigned char d = at(i + 1);
+    if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f) || (c == 0xf0 && d < 0x90) ||
+        (c == 0xf4 && d > 0x8f)) {
+        return 0;
+    }
+    if (c == 0xc2 && d <= 0x9f) {
+        return 0; // U+0080..U+009F: C1 controls (0x9b is a CSI on some terminals)
+    }
+    return n;
+}
+
+} // namespace
+
 std::string printable(std::string_view s) {
     std::string out;
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == '\\') {
+    for (std::size_t i = 0; i < s.size();) {
+        auto u = static_cast<unsigned char>(s[i]);
+        if (u >= 0x80) {
+            if (std::size_t n = utf8_length(s, i)) {
+                out.append(s.substr(i, n));
+                i += n;
+                continue;
+            }
+        }
+        if (u < 0x20 || u >= 0x7f || s[i] == '\\') {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", u);
             out += buf;
         } else {
-            out += c;
+            out += s[i];
         }
+        ++i;
     }
     return out;
 }

@@ -36,8 +36,9 @@ int exit_code(ErrorCode code);
 const char* to_string(ErrorCode code);
 
 /// Text from outside (archive entries, manifests, .cuda-version) as it may be printed on one line
-/// of a terminal: control bytes, DEL and backslashes become \xNN, so nothing can move the cursor,
-/// start an escape sequence or split an error line.
+/// of a terminal: control bytes (C0, DEL, C1), bytes that are not well-formed UTF-8 and
+/// backslashes become \xNN, so nothing can move the cursor, start an escape sequence or split an
+/// error line; well-formed UTF-8 text stays as it is.
 std::string printable(std::string_view s);
 
 struct Error {

@@ -50,6 +50,29 @@ def test_selection_order(two):
     assert two("version", cwd=two.tmp).out.startswith(f"{TF216} (set by {two.root / 'state.json'} (global))")
 
 
+@pytest.mark.parametrize("raw", [b"\x00\n", b"11.8.0\x00/../x\n", b"\x1b[2J\x1b]0;pwned\x07" + TF213.encode() + b"\n",
+                                 b"..\n", b".\n", b"../versions\n", b"/etc\n", b"11.8\rtf-2.16\n",
+                                 b"\xc0\xae\xc0\xae\n"])
+def test_a_version_file_with_control_bytes_or_no_name_is_refused_and_shown_escaped(two, raw):
+    """A NUL once cut the name short and selected versions/ itself; control bytes were echoed
+    to the terminal. Every command that reads the selection refuses, on one escaped line."""
+    (two.proj / ".cuda-version").write_bytes(raw)
+    for args in (("version",), ("prefix",), ("exec", "true"), ("env",)):
+        res = two(*args, cwd=two.proj)
+        assert_one_line_error(res, 2)
+        assert "which is no version or SPEC" in res.err, (args, res.err)
+        assert not any(c in res.err for c in "\x00\x1b\x07\r"), repr(res.err)
+    shim = subprocess.run([str(two.root / "shims" / "nvcc"), "--version"], cwd=two.proj,
+                          env=two.env, capture_output=True)
+    assert shim.returncode == 127 and b"\x1b" not in shim.stderr and b"\x00" not in shim.stderr, shim
+
+
+def test_cudaenv_version_with_control_bytes_is_refused(two):
+    res = two("version", cwd=two.proj, env={"CUDAENV_VERSION": "\x1b[31m" + TF213})
+    assert_one_line_error(res, 2)
+    assert "CUDAENV_VERSION names '\\x1b[31m" in res.err, res.err
+
+
 def test_pinned_but_not_installed_says_how_to_fix(two):
     (two.proj / ".cuda-version").write_text("12.9\n")
     res = two("version", cwd=two.proj)

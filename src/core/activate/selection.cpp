@@ -66,6 +66,26 @@ std::string first_word(const std::string& text) {
     return {};
 }
 
+/// A version name or SPEC as written: letters, digits and "._+-=@:~" only, never "." or "..".
+/// A NUL once cut the name short so that versions/ itself was "selected"; control bytes were
+/// echoed raw to the terminal.
+bool plain_version_text(std::string_view s) {
+    if (s.empty() || s == "." || s == "..") {
+        return false;
+    }
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("._+-=@:~").find(c) != std::string_view::npos;
+    });
+}
+
+Error bad_version_text(std::string_view written, const std::string& where) {
+    return Error(ErrorCode::usage,
+                 where + " names '" + printable(written.substr(0, 120)) +
+                     "', which is no version or SPEC (control bytes or characters no version has)")
+        .with_hint("cudaenv use SPEC rewrites it, or delete it");
+}
+
 std::vector<std::string> names_of(const manifest::Catalog& c) {
     std::vector<std::string> names;
     for (const auto& f : c.frameworks) {
@@ -80,6 +100,9 @@ std::vector<std::string> names_of(const manifest::Catalog& c) {
 Result<std::string> match_installed(const store::Root& root,
                                     const std::vector<manifest::Framework>& frameworks,
                                     const std::string& written) {
+    if (!plain_version_text(written)) {
+        return bad_version_text(written, "the selection");
+    }
     std::error_code ec;
     if (!written.empty() && written.find('/') == std::string::npos &&
         fs::exists(root.versions() / written / store::k_version_record, ec)) {
@@ -148,6 +171,9 @@ Result<Selection> select(const store::Root& root,
     if (auto it = env.find("CUDAENV_VERSION"); it != env.end() && !trim(it->second).empty()) {
         s.origin = Selection::Origin::environment;
         s.written = trim(it->second);
+        if (!plain_version_text(s.written)) {
+            return bad_version_text(s.written, "CUDAENV_VERSION");
+        }
     } else if (auto file = find_version_file(cwd)) {
         auto text = read_text_file(*file);
         if (!text) {
@@ -159,6 +185,9 @@ Result<Selection> select(const store::Root& root,
         if (s.written.empty()) {
             return Error(ErrorCode::usage, "'" + file->string() + "' names no version")
                 .with_hint("cudaenv use SPEC rewrites it, or delete it");
+        }
+        if (!plain_version_text(s.written)) {
+            return bad_version_text(s.written, "'" + file->string() + "'");
         }
     } else if (auto global = store::global_version(root)) {
         s.origin = Selection::Origin::global;
