@@ -82,6 +82,58 @@ def test_c4_hung_holder_times_out_naming_its_pid(inst):
         holder.wait()
 
 
+def _wait_for_lock(path, timeout=10):
+    st = os.stat(path)
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if any(want in line and "->" not in line for line in open("/proc/locks")):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the holder never took the lock")
+
+
+@pytest.mark.parametrize("attack", ["delete", "replace", "replace-with-a-link"])
+def test_c6_the_lock_cannot_be_lost_by_deleting_or_replacing_the_lock_file(inst, tmp_path, attack):
+    """Once, deleting <root>/.lock while a run held it let a second run proceed beside the first."""
+    inst.root.mkdir(parents=True)
+    (inst.root / ".lock").write_text("")
+    holder = spawn(inst, "rehash", env={"CUDAENV_FAILPOINTS": "lock-acquired:sleep=20"})
+    try:
+        _wait_for_lock(inst.root)
+        lock = inst.root / ".lock"
+        lock.unlink()
+        if attack == "replace":
+            lock.write_text("")
+        elif attack == "replace-with-a-link":
+            lock.symlink_to(tmp_path / "elsewhere")
+        res = inst("rehash", env={"CUDAENV_LOCK_TIMEOUT": "1"})
+        assert_one_line_error(res, 75)
+        assert f"PID {holder.pid}" in res.err
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_c6_a_root_replaced_between_open_and_flock_is_locked_again(inst, tmp_path):
+    """A run that opened the root, then found it replaced (moved aside and recreated) by the time
+    it held the lock, locks the new one: where another run holds it, it waits like any other."""
+    inst.root.mkdir(parents=True)
+    late = spawn(inst, "rehash", env={"CUDAENV_FAILPOINTS": "lock-opened:sleep=2", "CUDAENV_LOCK_TIMEOUT": "2"})
+    time.sleep(0.7)  # late has opened the old root and sleeps before flock
+    inst.root.rename(tmp_path / "old-root")
+    inst.root.mkdir()
+    holder = spawn(inst, "rehash", env={"CUDAENV_FAILPOINTS": "lock-acquired:sleep=20"})
+    try:
+        _wait_for_lock(inst.root)
+        out, err = late.communicate(timeout=30)
+        assert late.returncode == 75, err
+        assert f"PID {holder.pid}" in err
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_c5_stale_lock_file_is_no_obstacle(inst):
     inst.root.mkdir(parents=True)
     (inst.root / ".lock").write_text("12345\n")

@@ -424,7 +424,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
         return out;
     }
     CUDAENV_TRY(root.prepare());
-    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     sweep_link_dir(m);
     cur = read_link_state(m, root); // again, under the lock
     json prev = machine_state(m, root, out.previous);
@@ -490,7 +490,7 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
         return out;
     }
     CUDAENV_TRY(root.prepare());
-    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     sweep_link_dir(m);
     json now = machine_state(m, root, out.previous);
     restore(m, prev);

@@ -38,7 +38,7 @@ Result<Rehashed>
 rehash(const store::Root& root, const fs::path& exe, std::chrono::milliseconds lock_timeout) {
     Rehashed out;
     CUDAENV_TRY(root.prepare());
-    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), lock_timeout));
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, lock_timeout));
     out.tools = shimmable_tools(root);
     fs::path dir = shims_dir(root);
     std::error_code ec;

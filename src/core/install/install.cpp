@@ -398,7 +398,7 @@ Result<Outcome> install(const store::Root& root,
         return out;
     }
     CUDAENV_TRY(root.prepare());
-    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), o.lock_timeout));
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     // Under the lock: another run may have installed it while we waited (C1).
     if (covers(root, out.version, jobs, res.platform)) {
         describe();
@@ -474,7 +474,7 @@ Result<Removed> uninstall(const store::Root& root,
         return err;
     }
     CUDAENV_TRY(root.prepare());
-    auto lock = CUDAENV_TRY(store::Lock::acquire(root.lock_file(), lock_timeout));
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, lock_timeout));
     root.sweep();
     if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
         return out; // removed while we waited

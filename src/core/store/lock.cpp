@@ -22,10 +22,10 @@ Lock::~Lock() {
     }
 }
 
-std::string lock_holder(const std::filesystem::path& file) {
+std::string lock_holder(const std::filesystem::path& path) {
     struct stat st {};
 
-    if (::stat(file.c_str(), &st) != 0) {
+    if (::stat(path.c_str(), &st) != 0) {
         return {};
     }
     // /proc/locks: "1: FLOCK  ADVISORY  WRITE 1234 fd:01:131090 0 EOF"
@@ -60,35 +60,54 @@ std::string lock_holder(const std::filesystem::path& file) {
     return {};
 }
 
-Result<Lock> Lock::acquire(const std::filesystem::path& file, std::chrono::milliseconds timeout) {
-    int fd = ::open(file.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        return Error(ErrorCode::filesystem,
-                     "cannot open the lock file '" + file.string() + "': " + errno_text(errno));
-    }
+Result<Lock> Lock::acquire(const std::filesystem::path& dir, std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            int err = errno;
-            ::close(fd);
+    int replaced = 0;
+    while (true) {
+        int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
             return Error(ErrorCode::filesystem,
-                         "cannot lock '" + file.string() + "': " + errno_text(err));
+                         "cannot open '" + dir.string() + "' to lock it: " + errno_text(errno));
         }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            std::string holder = lock_holder(file);
-            ::close(fd);
+        failpoint::hit("lock-opened");
+        while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                int err = errno;
+                ::close(fd);
+                return Error(ErrorCode::filesystem,
+                             "cannot lock '" + dir.string() + "': " + errno_text(err));
+            }
+            if (std::chrono::steady_clock::now() >= deadline) {
+                std::string holder = lock_holder(dir);
+                ::close(fd);
+                return Error(ErrorCode::lock_timeout,
+                             "another cudaenv" +
+                                 (holder.empty() ? std::string() : " (" + holder + ")") +
+                                 " holds the lock on '" + dir.string() + "'; gave up after " +
+                                 std::to_string(timeout.count() / 1000) + " s")
+                    .with_hint("wait for it to finish and run the command again, or raise "
+                               "CUDAENV_LOCK_TIMEOUT (seconds)");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+
+        // Everyone must lock the same inode: if the path was replaced between open and flock
+        // (the root moved aside and recreated), this lock guards nothing. Retry on the new one.
+        struct stat held {
+        }, now{};
+
+        if (::fstat(fd, &held) == 0 && ::lstat(dir.c_str(), &now) == 0 &&
+            held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
+            failpoint::hit("lock-acquired");
+            return Lock(fd);
+        }
+        ::close(fd);
+        if (++replaced > 100) {
             return Error(ErrorCode::lock_timeout,
-                         "another cudaenv" +
-                             (holder.empty() ? std::string() : " (" + holder + ")") +
-                             " holds the lock on '" + file.parent_path().string() +
-                             "'; gave up after " + std::to_string(timeout.count() / 1000) + " s")
-                .with_hint("wait for it to finish and run the command again, or raise "
-                           "CUDAENV_LOCK_TIMEOUT (seconds)");
+                         "'" + dir.string() + "' kept changing while cudaenv tried to lock it")
+                .with_hint("something is replacing the cudaenv root; stop it and run again");
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    failpoint::hit("lock-acquired");
-    return Lock(fd);
 }
 
 } // namespace cudaenv::store

@@ -29,8 +29,6 @@ inline constexpr const char* k_version_record = ".cudaenv-version.json";
 struct Root {
     std::filesystem::path dir;
 
-    std::filesystem::path lock_file() const { return dir / ".lock"; }
-
     std::filesystem::path downloads() const { return dir / "cache" / "downloads"; }
 
     std::filesystem::path store() const { return dir / "store"; }

@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 
 TEST(Lock, ASecondHolderTimesOutNamingTheFirst) {
     test::TempDir t;
-    auto file = t.path() / ".lock";
+    auto file = t.path();
     auto first = store::Lock::acquire(file, 1s);
     ASSERT_TRUE(first) << first.error().message;
     auto second = store::Lock::acquire(file, 200ms);
@@ -21,13 +21,31 @@ TEST(Lock, ASecondHolderTimesOutNamingTheFirst) {
         << second.error().message;
 }
 
-TEST(Lock, IsFreeAgainWhenReleasedAndTheFileStays) {
+TEST(Lock, IsFreeAgainWhenReleased) {
     test::TempDir t;
-    auto file = t.path() / ".lock";
     {
-        auto held = store::Lock::acquire(file, 1s);
+        auto held = store::Lock::acquire(t.path(), 1s);
         ASSERT_TRUE(held);
     }
-    EXPECT_TRUE(std::filesystem::exists(file));
-    EXPECT_TRUE(store::Lock::acquire(file, 100ms));
+    EXPECT_TRUE(store::Lock::acquire(t.path(), 100ms));
+}
+
+// The lock is the directory's: no file in it, deleted or replaced, lets a second holder in.
+TEST(Lock, DeletingOrReplacingFilesInTheRootDoesNotFreeIt) {
+    test::TempDir t;
+    auto held = store::Lock::acquire(t.path(), 1s);
+    ASSERT_TRUE(held);
+    t.write(".lock", "");
+    std::filesystem::remove(t.path() / ".lock");
+    t.write(".lock", "planted");
+    auto second = store::Lock::acquire(t.path(), 200ms);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, ErrorCode::lock_timeout);
+}
+
+TEST(Lock, AMissingRootIsAFilesystemError) {
+    test::TempDir t;
+    auto r = store::Lock::acquire(t.path() / "absent", 100ms);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::filesystem);
 }
