@@ -100,6 +100,9 @@ int run(Context& ctx, int argc, char** argv) {
     if (auto err = unknown_command(argc, argv)) {
         return report_error(ctx, *err, "");
     }
+    if (auto env = ctx.check_environment(); !env) {
+        return report_error(ctx, env.error(), "");
+    }
     int parsed = split_exec(ctx, argc, argv);
     try {
         app.parse(parsed, argv);

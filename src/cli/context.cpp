@@ -1,5 +1,6 @@
 #include "context.hpp"
 
+#include "core/envnum.hpp"
 #include "core/manifest/codec.hpp"
 
 #include <nlohmann/json.hpp>
@@ -97,15 +98,34 @@ namespace {
 
 long env_number(const Context& ctx, const char* name, long fallback) {
     auto v = ctx.getenv(name);
-    if (!v || v->empty()) {
+    const NumberVar* var = number_var(name);
+    if (!v || v->empty() || !var) {
         return fallback;
     }
-    char* end = nullptr;
-    long n = std::strtol(v->c_str(), &end, 10);
-    return end && *end == '\0' && n >= 0 ? n : fallback;
+    auto n = parse_number(*var, *v); // checked by check_environment() before any command
+    return n ? static_cast<long>(*n) : fallback;
 }
 
 } // namespace
+
+Status Context::check_environment() const {
+    for (const auto& var : number_vars()) {
+        if (auto v = getenv(std::string(var.name)); v && !v->empty()) {
+            CUDAENV_TRY(parse_number(var, *v));
+        }
+    }
+    return Ok{};
+}
+
+std::optional<std::uint64_t> Context::env_number_value(std::string_view name) const {
+    const NumberVar* var = number_var(name);
+    auto v = getenv(std::string(name));
+    if (!var || !v || v->empty()) {
+        return std::nullopt;
+    }
+    auto n = parse_number(*var, *v);
+    return n ? std::optional(*n) : std::nullopt;
+}
 
 fetch::Policy Context::download_policy() const {
     fetch::Policy p;

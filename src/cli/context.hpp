@@ -41,6 +41,11 @@ struct Context {
 
     std::optional<std::string> getenv(const std::string& name) const;
 
+    /// Every numeric variable that is set parses (core/envnum.hpp): else a usage error naming it.
+    Status check_environment() const;
+    /// A numeric variable's value (in its unit; thousandths where it takes decimals), if set.
+    std::optional<std::uint64_t> env_number_value(std::string_view name) const;
+
     /// --manifests, else CUDAENV_MANIFESTS, else the built-in manifests next to the binary
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
     std::filesystem::path manifests_path() const;

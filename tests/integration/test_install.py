@@ -347,3 +347,17 @@ def test_d15_changed_hash_for_an_installed_component_is_refused(inst, tmp_path):
     assert_one_line_error(res, 4)
     assert "cuda_cudart 11.8.89 is installed from an archive with sha256" in res.err
     assert snapshot(inst.root) == before
+
+
+@pytest.mark.parametrize("name,value", [("CUDAENV_EXTRACT_MAX_BYTES", "abc"), ("CUDAENV_EXTRACT_MAX_BYTES", "10GB"),
+                                        ("CUDAENV_LOCK_TIMEOUT", "abc"), ("CUDAENV_RETRIES", "-1"),
+                                        ("CUDAENV_STALL_TIMEOUT", "1e3"), ("CUDAENV_EXTRACT_MAX_ENTRIES", "5k")])
+def test_a_bad_number_in_the_environment_is_a_usage_error_naming_it(inst, name, value):
+    """One parser: once "abc" was exit 70 ("this is a bug"), "10GB" meant 10 bytes and a bad lock
+    timeout silently meant 600 s."""
+    before = snapshot(inst.root)
+    res = inst("install", "11.8", env={name: value})
+    assert_one_line_error(res, 2)
+    assert f"{name}='{value}'" in res.err, res.err
+    assert snapshot(inst.root) == before
+    assert inst.server.requests == []

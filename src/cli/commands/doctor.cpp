@@ -124,18 +124,9 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     hc.root = ctx.root();
     hc.manifests = ctx.manifests_path();
     hc.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
-    if (auto t = ctx.getenv("CUDAENV_DOCTOR_TIMEOUT")) {
-        // seconds each child (a library query, nvcc, gcc) may take; default 10
-        char* end = nullptr;
-        double secs = std::strtod(t->c_str(), &end);
-        if (end == t->c_str() || *end != '\0' || !(secs > 0) || secs > 3600) {
-            return report_error(
-                ctx,
-                Error(ErrorCode::usage,
-                      "CUDAENV_DOCTOR_TIMEOUT must be a number of seconds, not '" + *t + "'"),
-                "doctor");
-        }
-        hc.child_timeout = std::chrono::milliseconds(static_cast<long long>(secs * 1000));
+    if (auto ms = ctx.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
+        // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10
+        hc.child_timeout = std::chrono::milliseconds(*ms);
     }
     doctor::Host host(hc);
     auto entries = doctor::run(host, o.only);

@@ -134,12 +134,12 @@ int run_install(const InstallCli& o, Context& ctx) {
     io.jobs = std::max(1u, o.jobs);
     io.dry_run = o.dry_run;
     io.lock_timeout = ctx.lock_timeout();
-    if (auto v = ctx.getenv("CUDAENV_EXTRACT_MAX_BYTES"); v && !v->empty()) {
-        io.limits.max_total_bytes = std::stoull(*v);
+    if (auto v = ctx.env_number_value("CUDAENV_EXTRACT_MAX_BYTES")) {
+        io.limits.max_total_bytes = *v;
         io.limits.max_entry_bytes = std::min(io.limits.max_entry_bytes, io.limits.max_total_bytes);
     }
-    if (auto v = ctx.getenv("CUDAENV_EXTRACT_MAX_ENTRIES"); v && !v->empty()) {
-        io.limits.max_entries = std::stoull(*v);
+    if (auto v = ctx.env_number_value("CUDAENV_EXTRACT_MAX_ENTRIES")) {
+        io.limits.max_entries = *v;
     }
     auto exe = ctx.exe_path;
     io.check_libraries = [exe](const std::filesystem::path& dir,
