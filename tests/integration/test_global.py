@@ -270,3 +270,49 @@ def test_l2_no_entry_refers_to_a_removed_version(machine):
     assert TF216 not in confs
     assert all(TF216 not in path for path in cache(s).values())
     assert "libcudart.so.11.0" in cache(s)
+
+
+def _consistent(machine):
+    """What `cudaenv global` says is where /usr/local/cuda points, and the journal's `previous`
+    is a state the machine was really in."""
+    said = machine("global").out.strip()
+    target = link(machine.sysroot)
+    if said == "system":
+        assert target is None or "/opt/cudaenv/versions/" not in target, (said, target)
+    else:
+        assert target == f"/opt/cudaenv/versions/{said}", (said, target)
+    return said
+
+
+def test_concurrent_globals_then_rollback_keep_the_journal_true(machine):
+    """Once the journal was read before the lock: two concurrent globals, then rollback, left
+    `cudaenv global` saying system while the link pointed at 11.8."""
+    procs_per_round, rounds = 6, 4
+    for r in range(rounds):
+        procs = [subprocess.Popen([EXE, "global", ("tf-2.13", "tf-2.16")[(i + r) % 2]], env=machine.env,
+                                  cwd=machine.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for i in range(procs_per_round)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+        now = _consistent(machine)
+        state = json.loads((machine.root / "state.json").read_text())
+        assert state["global"] == now and "pending" not in state
+        before = state["previous"]["global"]
+        res = machine("rollback", "--json")
+        assert res.rc == 0, res
+        assert _consistent(machine) == before
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"global": 5}', '{"schema": "cudaenv.state/9"}',
+                                  '{"previous": {"link": {"kind": "sideways"}}}'])
+def test_a_damaged_state_file_is_an_error_with_a_hint_not_an_empty_state(machine, text):
+    assert machine("global", "tf-2.13").rc == 0
+    (machine.root / "state.json").write_text(text)
+    before = link(machine.sysroot)
+    for args in (("global",), ("global", "tf-2.16"), ("rollback",), ("version",), ("list",)):
+        res = machine(*args, cwd=machine.tmp)
+        assert_one_line_error(res, 4)
+        assert "state.json" in res.err and "help:" in res.err, (args, res.err)
+    assert link(machine.sysroot) == before
+    assert (machine.root / "state.json").read_text() == text

@@ -51,7 +51,11 @@ std::string cudnn_cuda_list(const manifest::CudnnRelease& r) {
 int run_list_installed(Context& ctx) {
     auto root = ctx.root();
     auto versions = install::list_installed(root);
-    auto global = store::global_version(root);
+    auto global_r = store::global_version(root);
+    if (!global_r) {
+        return report_error(ctx, global_r.error(), "list");
+    }
+    auto global = *global_r;
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {

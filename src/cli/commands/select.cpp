@@ -318,7 +318,11 @@ int run_global(const GlobalCli& o, Context& ctx) {
     auto root = ctx.root();
     auto m = machine(ctx);
     if (o.spec.empty()) {
-        auto g = store::global_version(root);
+        auto r = store::global_version(root);
+        if (!r) {
+            return report_error(ctx, r.error(), "global");
+        }
+        auto g = *r;
         if (ctx.json) {
             emit_json(ctx,
                       {{"command", "global"}, {"ok", true}, {"version", g.value_or("system")}});

@@ -3,6 +3,7 @@
 #include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../store/lock.hpp"
+#include "../store/state.hpp"
 #include "../sys/process.hpp"
 
 #include <nlohmann/json.hpp>
@@ -234,20 +235,6 @@ Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool h
     return Ok{};
 }
 
-json read_state(const store::Root& root) {
-    auto text = read_text_file(root.state_file());
-    if (!text) {
-        return json::object();
-    }
-    auto j = json::parse(*text, nullptr, false);
-    return j.is_object() ? j : json::object();
-}
-
-Status write_state(const store::Root& root, json state) {
-    state["schema"] = "cudaenv.state/1";
-    return write_file_atomic(root.state_file(), state.dump(2) + "\n");
-}
-
 std::string random_suffix() {
     std::random_device rd;
     return std::to_string(rd());
@@ -339,42 +326,50 @@ std::vector<std::string> foreign_cuda_confs(const Machine& m) {
     return out;
 }
 
-json link_json(const LinkState& s);
-
-/// What the journal records of the machine: the global choice, the link and our conf file.
-json machine_state(const Machine& m, const store::Root& root, const std::string& global);
-
-json link_json(const LinkState& s) {
+/// What the journal records of the machine now: the global choice, the link and our conf file.
+store::Snapshot snapshot(const Machine& m, const store::Root& root, const std::string& global) {
     static const char* names[] = {
         "absent", "ours", "foreign_link", "alternatives", "directory", "other"};
-    return {{"kind", names[static_cast<int>(s.kind)]}, {"target", s.target}};
-}
-
-json machine_state(const Machine& m, const store::Root& root, const std::string& global) {
-    auto conf = read_text_file(m.conf());
-    json j{{"global", global}, {"link", link_json(read_link_state(m, root))}};
-    j["conf"] = conf ? json(*conf) : json();
-    return j;
+    auto cur = read_link_state(m, root);
+    store::Snapshot s;
+    s.global = global;
+    s.link_kind = names[static_cast<int>(cur.kind)];
+    s.link_target = cur.target;
+    if (auto conf = read_text_file(m.conf())) {
+        s.conf = *conf;
+    }
+    return s;
 }
 
 /// Puts link and conf back as `prev` (from the journal) describes them, then runs ldconfig.
-void restore(const Machine& m, const json& prev) {
-    const auto& link = prev.value("link", json::object());
-    std::string kind = link.value("kind", "absent");
-    if (kind == "directory" && prev.contains("moved_to")) {
+/// Every step is tried; the first failure is returned.
+Status restore(const Machine& m, const store::Snapshot& prev) {
+    Status first = Ok{};
+    auto keep = [&](Status st) {
+        if (!st && first) {
+            first = std::move(st);
+        }
+    };
+    if (prev.link_kind == "directory" && prev.moved_to) {
         ::unlink(m.link().c_str());
-        ::rename(prev["moved_to"].get<std::string>().c_str(), m.link().c_str());
-    } else if (kind == "absent") {
-        (void)set_link(m, "");
-    } else if (kind != "directory" && kind != "other") {
-        (void)set_link(m, link.value("target", ""));
+        if (::rename(prev.moved_to->c_str(), m.link().c_str()) != 0) {
+            keep(Error(ErrorCode::filesystem,
+                       "cannot move '" + *prev.moved_to + "' back to '" + m.link().string() +
+                           "': " + errno_text(errno)));
+        }
+    } else if (prev.link_kind == "absent") {
+        keep(set_link(m, ""));
+    } else if (prev.link_kind != "directory" && prev.link_kind != "other") {
+        keep(set_link(m, prev.link_target));
     }
-    if (prev.contains("conf") && prev["conf"].is_string()) {
-        (void)set_conf(m, prev["conf"].get<std::string>());
-    } else {
-        (void)set_conf(m, std::nullopt);
+    keep(set_conf(m, prev.conf));
+    auto ran = run_ldconfig(m, {});
+    if (!ran) {
+        keep(std::move(ran).error());
+    } else if (ran->status != 0) {
+        keep(Error(ErrorCode::filesystem, "ldconfig failed while putting the machine back"));
     }
-    (void)run_ldconfig(m, {});
+    return first;
 }
 
 } // namespace
@@ -392,42 +387,51 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
                      "version '" + version + "' is not installed (or incomplete)")
             .with_hint("cudaenv install " + version);
     }
-    auto state = read_state(root);
-    out.previous = state.value("global", "system");
     // The link's target is the canonical path (a root reached through a symlink included), so that
     // the link works from any directory and does not depend on that symlink staying (S8).
     Machine canon = m;
     canon.sysroot = fs::weakly_canonical(m.sysroot, ec);
     std::string target = canon.inside(fs::weakly_canonical(vdir, ec));
     std::string conf_content = m.inside(m.link()) + "/lib64\n";
-    auto cur = read_link_state(m, root);
-    auto conf_now = read_text_file(m.conf());
-    if (cur.kind == LinkState::Kind::ours && cur.target == target && conf_now &&
-        *conf_now == conf_content && out.previous == version && !state.contains("pending")) {
-        return out; // already so: nothing written, no ldconfig
-    }
-    bool foreign = cur.kind != LinkState::Kind::absent && cur.kind != LinkState::Kind::ours;
-    if (foreign && !o.force) {
-        return Error(ErrorCode::conflict,
-                     "'" + m.link().string() + "' is " + cur.describe() +
-                         "; cudaenv will not replace it")
-            .with_hint(
-                "pass --force to replace it (what is there now is recorded, and `cudaenv rollback` "
-                "puts it back)");
-    }
-    if (cur.kind == LinkState::Kind::other && o.force) {
-        return Error(ErrorCode::conflict,
-                     "'" + m.link().string() + "' is " + cur.describe() + "; move it away by hand");
-    }
-    out.changed = true;
+    // Decides from what is there now; called without the lock for --dry-run, and again under
+    // it, where the journal and the machine can no longer change behind our back.
+    auto plan = [&](const store::State& state, const LinkState& cur) -> Result<bool> {
+        out.previous = state.global.value_or("system");
+        auto conf_now = read_text_file(m.conf());
+        if (cur.kind == LinkState::Kind::ours && cur.target == target && conf_now &&
+            *conf_now == conf_content && out.previous == version && !state.pending) {
+            return false; // already so: nothing written, no ldconfig
+        }
+        bool foreign = cur.kind != LinkState::Kind::absent && cur.kind != LinkState::Kind::ours;
+        if (foreign && !o.force) {
+            return Error(ErrorCode::conflict,
+                         "'" + m.link().string() + "' is " + cur.describe() +
+                             "; cudaenv will not replace it")
+                .with_hint("pass --force to replace it (what is there now is recorded, and "
+                           "`cudaenv rollback` puts it back)");
+        }
+        if (cur.kind == LinkState::Kind::other && o.force) {
+            return Error(ErrorCode::conflict,
+                         "'" + m.link().string() + "' is " + cur.describe() +
+                             "; move it away by hand");
+        }
+        return true;
+    };
     if (o.dry_run) {
+        auto state = CUDAENV_TRY(store::load_state(root));
+        out.changed = CUDAENV_TRY(plan(state, read_link_state(m, root)));
         return out;
     }
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     sweep_link_dir(m);
-    cur = read_link_state(m, root); // again, under the lock
-    json prev = machine_state(m, root, out.previous);
+    auto state = CUDAENV_TRY(store::load_state(root));
+    auto cur = read_link_state(m, root);
+    out.changed = CUDAENV_TRY(plan(state, cur));
+    if (!out.changed) {
+        return out;
+    }
+    store::Snapshot prev = snapshot(m, root, out.previous);
     if (cur.kind == LinkState::Kind::directory) {
         fs::path moved = m.link();
         moved += ".cudaenv-moved-" + random_suffix();
@@ -435,18 +439,27 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
             return Error(ErrorCode::filesystem,
                          "cannot move '" + m.link().string() + "' aside: " + errno_text(errno));
         }
-        prev["moved_to"] = moved.string();
+        prev.moved_to = moved.string();
     }
     // The journal first: an interrupted switch is finished or rolled back from it.
-    if (!state.contains("pending")) {
-        state["previous"] = prev;
+    if (!state.pending) {
+        state.previous = prev;
     }
-    state["pending"] = version;
-    CUDAENV_TRY(write_state(root, state));
+    state.pending = version;
+    CUDAENV_TRY(store::save_state(root, state));
     auto undo = [&](Error e) -> Error {
-        restore(m, state["previous"]);
-        state.erase("pending");
-        (void)write_state(root, state);
+        if (state.previous) {
+            if (auto st = restore(m, *state.previous); !st) {
+                return std::move(e).with_hint(
+                    "putting the machine back failed too: " + st.error().message +
+                    "; cudaenv rollback tries again");
+            }
+        }
+        state.pending.reset();
+        if (auto st = store::save_state(root, state); !st) {
+            return std::move(e).with_hint("the journal could not be updated: " +
+                                          st.error().message);
+        }
         return e;
     };
     if (auto st = set_link(m, target); !st) {
@@ -467,42 +480,55 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
         return undo(std::move(st).error().with_context("switching to " + version +
                                                        " (put back as it was)"));
     }
-    state["global"] = version;
-    state.erase("pending");
-    CUDAENV_TRY(write_state(root, state));
+    state.global = version;
+    state.pending.reset();
+    CUDAENV_TRY(store::save_state(root, state));
     out.warnings = foreign_cuda_confs(m);
     return out;
 }
 
 Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o) {
-    auto state = read_state(root);
-    if (!state.contains("previous")) {
+    SwitchOutcome out;
+    auto nothing = [&] {
         return Error(ErrorCode::not_found,
                      "nothing to roll back: no switch was recorded in '" +
                          root.state_file().string() + "'");
-    }
-    SwitchOutcome out;
-    json prev = state["previous"];
-    out.previous = state.value("global", "system");
-    out.version = prev.value("global", "system");
-    out.changed = true;
+    };
     if (o.dry_run) {
+        auto state = CUDAENV_TRY(store::load_state(root));
+        if (!state.previous) {
+            return nothing();
+        }
+        out.previous = state.global.value_or("system");
+        out.version = state.previous->global;
+        out.changed = true;
         return out;
     }
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     sweep_link_dir(m);
-    json now = machine_state(m, root, out.previous);
-    restore(m, prev);
-    out.ldconfig_ran = true;
-    if (out.version == "system") {
-        state.erase("global");
-    } else {
-        state["global"] = out.version;
+    auto state = CUDAENV_TRY(store::load_state(root)); // under the lock
+    if (!state.previous) {
+        return nothing();
     }
-    state["previous"] = now;
-    state.erase("pending");
-    CUDAENV_TRY(write_state(root, state));
+    store::Snapshot prev = *state.previous;
+    out.previous = state.global.value_or("system");
+    out.version = prev.global;
+    out.changed = true;
+    store::Snapshot now = snapshot(m, root, out.previous);
+    out.ldconfig_ran = true;
+    if (auto st = restore(m, prev); !st) {
+        // what could be put back is; the journal keeps `previous` so that a rerun tries again
+        return std::move(st).error().with_context("rolling back to " + out.version);
+    }
+    if (out.version == "system") {
+        state.global.reset();
+    } else {
+        state.global = out.version;
+    }
+    state.previous = now;
+    state.pending.reset();
+    CUDAENV_TRY(store::save_state(root, state));
     return out;
 }
 

@@ -189,7 +189,7 @@ Result<Selection> select(const store::Root& root,
         if (!plain_version_text(s.written)) {
             return bad_version_text(s.written, "'" + file->string() + "'");
         }
-    } else if (auto global = store::global_version(root)) {
+    } else if (auto global = CUDAENV_TRY(store::global_version(root))) {
         s.origin = Selection::Origin::global;
         s.written = *global;
         s.source = root.state_file();

@@ -479,7 +479,8 @@ Result<Removed> uninstall(const store::Root& root,
     if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
         return out; // removed while we waited
     }
-    if (auto global = store::global_version(root); global && *global == version && !force) {
+    if (auto global = CUDAENV_TRY(store::global_version(root));
+        global && *global == version && !force) {
         return Error(ErrorCode::conflict, "'" + version + "' is the global version")
             .with_hint("switch first (cudaenv global OTHER), or pass --force to remove it anyway");
     }

@@ -64,7 +64,8 @@ Result<Lock> Lock::acquire(const std::filesystem::path& dir, std::chrono::millis
     auto deadline = std::chrono::steady_clock::now() + timeout;
     int replaced = 0;
     while (true) {
-        int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        // a root reached through a symlink is fine (S8): the lock is on the directory it names
+        int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
             return Error(ErrorCode::filesystem,
                          "cannot open '" + dir.string() + "' to lock it: " + errno_text(errno));
@@ -96,7 +97,7 @@ Result<Lock> Lock::acquire(const std::filesystem::path& dir, std::chrono::millis
         struct stat held {
         }, now{};
 
-        if (::fstat(fd, &held) == 0 && ::lstat(dir.c_str(), &now) == 0 &&
+        if (::fstat(fd, &held) == 0 && ::stat(dir.c_str(), &now) == 0 &&
             held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
             failpoint::hit("lock-acquired");
             return Lock(fd);

@@ -1,6 +1,7 @@
 #include "root.hpp"
 
 #include "../fs.hpp"
+#include "state.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -136,16 +137,9 @@ std::vector<std::string> installed_versions(const Root& root) {
     return out;
 }
 
-std::optional<std::string> global_version(const Root& root) {
-    auto text = read_text_file(root.state_file());
-    if (!text) {
-        return std::nullopt;
-    }
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_object() && j.contains("global") && j["global"].is_string()) {
-        return j["global"].get<std::string>();
-    }
-    return std::nullopt;
+Result<std::optional<std::string>> global_version(const Root& root) {
+    auto state = CUDAENV_TRY(load_state(root));
+    return state.global;
 }
 
 } // namespace cudaenv::store

@@ -1,6 +1,6 @@
 // The layout of CUDAENV_ROOT (docs/store.md):
 //
-//   .lock                      the lock (never deleted)
+//   (the root directory itself is the lock: flock(2), see store/lock.hpp)
 //   cache/downloads/<sha256>   verified downloads (deleted once extracted); <sha256>.partial
 //   resumes store/<entry>/             one extracted archive each, immutable once published, with
 //                              .cudaenv-complete.json listing every file
@@ -8,7 +8,7 @@
 //                              entries by hard links, cuDNN flattened into lib64/, with
 //                              .cudaenv-version.json
 //   .staging/, .trash/         private work areas on the same filesystem; emptied under the lock
-//   state.json                 the global choice (written by `global`)
+//   state.json                 the global choice and the journal of `global` (store/state.hpp)
 //
 // A directory in store/ or versions/ without its record is never listed and is removed by the
 // next run that holds the lock.
@@ -57,8 +57,8 @@ struct Root {
 /// Installed versions (those with a record), sorted by name.
 std::vector<std::string> installed_versions(const Root& root);
 
-/// The global version from state.json, if one is set.
-std::optional<std::string> global_version(const Root& root);
+/// The global version from state.json, if one is set; a damaged state.json is an error.
+Result<std::optional<std::string>> global_version(const Root& root);
 
 /// Removes a directory tree without following symlinks; errors are ignored (best effort).
 void remove_tree(const std::filesystem::path& p);

@@ -2,6 +2,7 @@
 // a link cudaenv does not own, or cudaenv's; and what version it holds.
 #include "../../activate/machine.hpp"
 #include "../../fs.hpp"
+#include "../../store/state.hpp"
 #include "probes.hpp"
 
 #include <nlohmann/json.hpp>
@@ -25,19 +26,17 @@ Finding cuda_link(Host& h) {
     using Kind = activate::LinkState::Kind;
     std::vector<std::string> details;
     // the journal (reliability.md F11): an interrupted switch names the version it was going to
-    std::optional<std::string> global;
-    if (auto text = read_text_file(h.config().root.state_file())) {
-        auto j = nlohmann::json::parse(*text, nullptr, false);
-        if (j.is_object() && j.contains("pending") && j["pending"].is_string()) {
-            return warn("an interrupted `cudaenv global " + j["pending"].get<std::string>() +
-                            "`: the link, ld.so.conf.d and the loader cache may disagree",
-                        "cudaenv global " + j["pending"].get<std::string>() +
-                            " (finishes it), or cudaenv rollback");
-        }
-        if (j.is_object() && j.contains("global") && j["global"].is_string()) {
-            global = j["global"].get<std::string>();
-        }
+    auto journal = store::load_state(h.config().root);
+    if (!journal) {
+        return warn(journal.error().message,
+                    journal.error().hints.empty() ? std::string() : journal.error().hints[0]);
     }
+    if (journal->pending) {
+        return warn("an interrupted `cudaenv global " + *journal->pending +
+                        "`: the link, ld.so.conf.d and the loader cache may disagree",
+                    "cudaenv global " + *journal->pending + " (finishes it), or cudaenv rollback");
+    }
+    std::optional<std::string> global = journal->global;
     // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
     if (global) {
         std::string want = h.machine_path(h.config().root.versions() / *global);
