@@ -32,6 +32,10 @@ void ProgressReporter::on_event(const install::Event& e) {
             {e.component, e.version, 0, e.total, "waiting", std::chrono::steady_clock::now(), {}});
     }
     Row& r = m_rows[it->second];
+    if (!e.note.empty()) {
+        m_err << (m_tty ? "\r\x1b[K" : "") << "cudaenv: warning: " << e.component << " "
+              << e.version << ": " << e.note << "\n";
+    }
     using K = install::Event::Kind;
     switch (e.kind) {
     case K::reused:

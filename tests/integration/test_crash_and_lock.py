@@ -155,3 +155,42 @@ def test_insecure_root_is_refused(inst):
     res = inst("install", "11.8")
     assert_one_line_error(res, 6)
     assert "anyone may write" in res.err
+
+
+def test_a_resume_onto_a_changed_file_restarts_once_from_zero(inst, tmp_path):
+    """The partial file is the start of a file the server no longer has: appending the rest of
+    the new one can never match. Discard it, download once more from zero, and say so."""
+    first = component_path(inst.fixture, "11.8.0", "cuda_cudart")
+    good = (inst.fixture / "mirror" / first.lstrip("/")).read_bytes()
+    old = tmp_path / "extra" / first.lstrip("/")
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_bytes(bytes(b ^ 0x5A for b in good))  # the file as it was: same size, other bytes
+    inst.env["CUDAENV_RETRIES"] = "0"  # the restart must not depend on retries
+    res = inst("install", "11.8", "--jobs", "1", env={"CUDAENV_FAILPOINTS": "download-half:kill"})
+    assert res.rc == -9
+    assert any(p.endswith(".partial") for p in leftovers(inst.root))
+    old.unlink()  # the server now has the new file, the one the manifest pins
+    inst.server.clear()
+    res = inst("install", "11.8", "--jobs", "1")
+    assert res.rc == 0, res
+    assert "did not match the server's file" in res.err and "downloaded again from the start" in res.err
+    ranges = [r for p, r in inst.server.requests if p == first]
+    assert len(ranges) == 2 and ranges[0].startswith("bytes=") and ranges[0] != "bytes=0-", ranges
+    assert ranges[1] in (None, "", "bytes=0-"), ranges
+    assert leftovers(inst.root) == []
+
+
+def test_a_restart_that_still_does_not_match_is_an_integrity_error(inst, tmp_path):
+    first = component_path(inst.fixture, "11.8.0", "cuda_cudart")
+    good = (inst.fixture / "mirror" / first.lstrip("/")).read_bytes()
+    bad = tmp_path / "extra" / first.lstrip("/")
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_bytes(bytes(b ^ 0x5A for b in good))
+    inst.env["CUDAENV_RETRIES"] = "0"
+    assert inst("install", "11.8", "--jobs", "1", env={"CUDAENV_FAILPOINTS": "download-half:kill"}).rc == -9
+    inst.server.clear()
+    res = inst("install", "11.8", "--jobs", "1")
+    assert_one_line_error(res, 4)
+    assert "checksum mismatch" in res.err
+    assert len([r for p, r in inst.server.requests if p == first]) == 2  # resumed, then once from zero
+    assert not any(p.endswith(".partial") for p in leftovers(inst.root))

@@ -428,6 +428,16 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         }
         std::uint64_t got_size = t.base + t.written;
         std::string got = hash.hex_digest();
+        bool bad = (r.size && got_size != *r.size) || got != r.sha256;
+        if (bad && t.base > 0 && !outcome.restarted) {
+            // The partial file was the start of another file (the server's changed since):
+            // resuming onto it can never match. Discard it and start once more from zero; this
+            // attempt does not count against the retries.
+            fs::remove(partial, ec);
+            outcome.restarted = true;
+            --attempt;
+            continue;
+        }
         if (r.size && got_size != *r.size) {
             fs::remove(partial, ec);
             return Error(ErrorCode::integrity,

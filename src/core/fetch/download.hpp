@@ -51,6 +51,9 @@ struct Outcome {
     std::uint64_t bytes = 0;
     std::uint64_t resumed_from = 0;
     int attempts = 0;
+    /// A resumed download did not match (the server's file changed under the partial one): it
+    /// was discarded and downloaded once more from zero.
+    bool restarted = false;
 };
 
 /// Makes `dest` hold the verified file. Errors: network (exit 3), integrity (checksum or size,

@@ -164,18 +164,20 @@ Status run_job(const store::Root& root,
                ExtractGate& extract_slots,
                const std::atomic<bool>& cancel,
                std::atomic<std::uint64_t>& downloaded) {
-    auto emit = [&](Event::Kind k, std::uint64_t bytes = 0, bool cached = false) {
-        if (observer) {
-            Event e;
-            e.kind = k;
-            e.component = j.archive.component;
-            e.version = j.archive.version.str();
-            e.bytes = bytes;
-            e.total = j.archive.artifact.size;
-            e.cached = cached;
-            observer(e);
-        }
-    };
+    auto emit =
+        [&](Event::Kind k, std::uint64_t bytes = 0, bool cached = false, std::string note = {}) {
+            if (observer) {
+                Event e;
+                e.note = std::move(note);
+                e.kind = k;
+                e.component = j.archive.component;
+                e.version = j.archive.version.str();
+                e.bytes = bytes;
+                e.total = j.archive.artifact.size;
+                e.cached = cached;
+                observer(e);
+            }
+        };
     emit(Event::Kind::downloading);
     fetch::Request req;
     req.url = j.url;
@@ -191,7 +193,12 @@ Status run_job(const store::Root& root,
         return std::move(got).error();
     }
     downloaded += got->cached ? 0 : got->bytes - got->resumed_from;
-    emit(Event::Kind::extracting, got->bytes, got->cached);
+    emit(Event::Kind::extracting,
+         got->bytes,
+         got->cached,
+         got->restarted ? "the partial download did not match the server's file (it changed "
+                          "since); discarded and downloaded again from the start"
+                        : "");
 
     extract_slots.acquire(got->bytes);
 

@@ -31,6 +31,7 @@ struct Event {
     std::uint64_t bytes = 0;
     std::optional<std::uint64_t> total;
     bool cached = false; ///< done without downloading (verified file already in the cache)
+    std::string note;    ///< something the user should hear about (a restarted download)
 };
 
 using Observer = std::function<void(const Event&)>;
