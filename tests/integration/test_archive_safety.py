@@ -78,6 +78,15 @@ CASES = {
     "a5_link_loop": [(f"{TOP}/lib/l1", "symlink", "l2", 0o777, None),
                      (f"{TOP}/lib/l2", "symlink", "l1", 0o777, None)],
     "a5_self_loop": [(f"{TOP}/lib/me", "symlink", "me/x", 0o777, None)],
+    # one file on a case-insensitive or normalising filesystem
+    "twin_case": [(f"{TOP}/include/Foo.h", "file", b"1", 0o644, None),
+                  (f"{TOP}/include/foo.h", "file", b"2", 0o644, None)],
+    "twin_case_dir": [(f"{TOP}/Include/a.h", "file", b"1", 0o644, None),
+                      (f"{TOP}/include/b.h", "file", b"2", 0o644, None)],
+    "twin_nfc_nfd": [(f"{TOP}/include/caf\u00e9.h", "file", b"1", 0o644, None),
+                     (f"{TOP}/include/cafe\u0301.h", "file", b"2", 0o644, None)],
+    "twin_link_and_file": [(f"{TOP}/lib/LIBX.so", "symlink", "libx.so.1", 0o777, None),
+                           (f"{TOP}/lib/libx.so", "file", b"2", 0o644, None)],
     "a6_hardlink_outside": [(f"{TOP}/h", "hardlink", "victim/f", 0o644, None)],
     "a6_hardlink_dotdot": [(f"{TOP}/h", "hardlink", f"{TOP}/../victim/f", 0o644, None)],
     "a7_hardlink_to_absent": [(f"{TOP}/h", "hardlink", f"{TOP}/nothing", 0o644, None)],
@@ -97,6 +106,8 @@ def test_hostile_entry_is_refused(inst, tmp_path, baseline, victim, case):
     res = install_crafted(inst, tmp_path, CASES[case])
     check_refused(inst, res, baseline, victim)
     assert "unsafe archive" in res.err or "unreadable archive" in res.err
+    if case.startswith("twin"):  # both names, and why
+        assert "only by case or accents" in res.err, res.err
     if "chain" in case or "loop" in case:  # refused by resolving the links, not by their text
         assert "resolves outside its tree through other links" in res.err or "symlink loop" in res.err, res.err
     assert not Path("/tmp/cudaenv-pwned").exists()

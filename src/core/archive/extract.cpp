@@ -4,6 +4,7 @@
 #include "../fs.hpp"
 #include "../sys/dynlib.hpp"
 #include "links.hpp"
+#include "names.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -192,8 +193,23 @@ struct Extractor {
     int root_fd = -1;
     const Limits& limits;
     std::map<std::string, Entry::Type> seen;
-    std::map<std::string, bool> exec; ///< regular files: executable?
+    std::map<std::string, bool> exec;          ///< regular files: executable?
+    std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
     Extracted result;
+
+    /// Refuses a path that another of this archive's paths becomes on a case-insensitive or
+    /// normalising filesystem.
+    Status check_twin(const std::string& rel) {
+        auto [it, fresh] = folded.emplace(collision_key(rel), rel);
+        if (!fresh && it->second != rel) {
+            return unsafe(name,
+                          result.top + "/" + rel,
+                          "differs from '" + result.top + "/" + it->second +
+                              "' only by case or accents: the two are one file on a "
+                              "case-insensitive or normalising filesystem");
+        }
+        return Ok{};
+    }
 
     Status ensure_parents(const std::vector<std::string>& segs, std::size_t end) {
         for (std::size_t i = 1; i < end; ++i) {
@@ -211,6 +227,7 @@ struct Extractor {
             if (parent.fd < 0) {
                 return fs_error("cannot open directory", prefix, errno);
             }
+            CUDAENV_TRY(check_twin(prefix));
             if (::mkdirat(parent.fd, segs[i].c_str(), 0755) != 0) {
                 return fs_error("cannot create directory", prefix, errno);
             }
@@ -258,6 +275,7 @@ struct Extractor {
             return unsafe(name, rawname, "appears twice in the archive");
         }
         CUDAENV_TRY(ensure_parents(segs, segs.size() - 1));
+        CUDAENV_TRY(check_twin(rel));
         FdGuard parent(open_dir_beneath(root_fd, join(segs, 1, segs.size() - 1)));
         if (parent.fd < 0) {
             return fs_error("cannot open directory for", rel, errno);
@@ -436,7 +454,7 @@ Result<Extracted> extract(const fs::path& path,
     if (root.fd < 0) {
         return fs_error("cannot open", dest.string(), errno);
     }
-    Extractor x{name, expected_top, root.fd, limits, {}, {}, {}};
+    Extractor x{name, expected_top, root.fd, limits, {}, {}, {}, {}};
     bool checked_format = false;
     while (true) {
         struct archive_entry* e = nullptr;
