@@ -9,9 +9,10 @@
 // same archive, two names that are one on a case-insensitive or normalising filesystem (names.hpp),
 // and archives beyond the caps on entries, bytes per entry, total bytes and path length. After the
 // last entry every symlink is resolved the way the kernel follows it (links.hpp): one that leaves
-// the tree through other links, or loops, refuses the archive too. Modes are normalised (0755 for directories and executables, 0644 otherwise; no
-// setuid/setgid/sticky, no world-write) and owners are ignored. Only the expected compression
-// is accepted (xz for .tar.xz, gzip for .tgz), and only tar.
+// the tree through other links, or loops, refuses the archive too. Modes are normalised (0755 for
+// directories and executables, 0644 otherwise; no setuid/setgid/sticky, no world-write) and owners
+// are ignored. Only the expected compression is accepted (xz for .tar.xz, gzip for .tgz), and only
+// tar.
 #pragma once
 
 #include "../error.hpp"
