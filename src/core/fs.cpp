@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -35,6 +38,13 @@ class Fd {
     }
 
     int get() const { return m_fd; }
+
+    void reset(int fd) {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+        m_fd = fd;
+    }
 
     /// Closes now and reports the result (close can report a deferred write error).
     int close() {
@@ -72,14 +82,54 @@ Result<std::string> read_text_file(const std::filesystem::path& path) {
     return out;
 }
 
+std::string random_hex() {
+    std::random_device rd; // getrandom(2)
+    std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string temp_name(std::string_view base) {
+    return "." + std::string(base) + ".tmp-" + random_hex();
+}
+
+bool is_temp_name(std::string_view name, std::string_view base) {
+    std::string prefix = "." + std::string(base) + ".tmp-";
+    if (name.size() != prefix.size() + 16 || name.substr(0, prefix.size()) != prefix) {
+        return false;
+    }
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
+                       name.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+void sweep_temp_files(const std::filesystem::path& dir, std::string_view base) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        struct stat st {};
+
+        if (is_temp_name(it->path().filename().string(), base) &&
+            ::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == ::geteuid()) {
+            ::unlink(it->path().c_str());
+        }
+    }
+}
+
 Status
 write_file_atomic(const std::filesystem::path& path, std::string_view content, unsigned mode) {
     auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    std::random_device rd;
-    auto tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(rd()));
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (fd.get() < 0) {
-        return fs_error("cannot create", tmp, errno);
+    std::filesystem::path tmp;
+    Fd fd(-1);
+    // An unpredictable name, created exclusively; a name that is taken (planted, or a one in
+    // 2^64 clash) is never touched: another name is tried.
+    for (int tries = 0; fd.get() < 0; ++tries) {
+        tmp = dir / temp_name(path.filename().string());
+        fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (fd.get() < 0 && (errno != EEXIST || tries >= 16)) {
+            return fs_error("cannot create", tmp, errno);
+        }
     }
     auto fail = [&](const char* what) {
         int err = errno;

@@ -194,3 +194,22 @@ def test_a_restart_that_still_does_not_match_is_an_integrity_error(inst, tmp_pat
     assert "checksum mismatch" in res.err
     assert len([r for p, r in inst.server.requests if p == first]) == 2  # resumed, then once from zero
     assert not any(p.endswith(".partial") for p in leftovers(inst.root))
+
+
+def test_downloads_a_killed_run_left_are_swept_and_others_kept(inst):
+    assert inst("install", "tf-2.13").rc == 0
+    downloads = inst.root / "cache" / "downloads"
+    store_entry = next((inst.root / "store").iterdir()).name
+    sha12 = store_entry[-12:]
+    extracted = downloads / (sha12 + "0" * 52)          # verified, and already in the store
+    extracted.write_text("x")
+    stale = downloads / ("a" * 64 + ".partial")          # a resume that never came
+    stale.write_text("x")
+    os.utime(stale, (time.time() - 30 * 86400,) * 2)
+    fresh = downloads / ("b" * 64 + ".partial")          # may still be resumed
+    fresh.write_text("x")
+    foreign = downloads / "notes.txt"                    # not a name cudaenv gives
+    foreign.write_text("x")
+    assert inst("install", "tf-2.16").rc == 0
+    assert not extracted.exists() and not stale.exists()
+    assert fresh.exists() and foreign.exists()

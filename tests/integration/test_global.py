@@ -316,3 +316,50 @@ def test_a_damaged_state_file_is_an_error_with_a_hint_not_an_empty_state(machine
         assert "state.json" in res.err and "help:" in res.err, (args, res.err)
     assert link(machine.sysroot) == before
     assert (machine.root / "state.json").read_text() == text
+
+
+def test_things_planted_at_temporary_names_are_never_touched(machine, tmp_path):
+    """Once every `.cuda.cudaenv-*` next to the link was deleted, whoever made it. Now temporary
+    names are unpredictable, a taken one is skipped, and only cudaenv's own leftovers go."""
+    s = machine.sysroot
+    local = s / "usr" / "local"
+    planted = {
+        ".cuda.tmp-0123456789abcdef": "dir",           # cudaenv's pattern, but a folder
+        ".cuda.tmp-fedcba9876543210": "file",
+        ".cuda.tmp-00000000000000aa": "link-elsewhere",  # a link, but not into our versions
+        ".cuda.cudaenv-12345": "dir",                  # the old pattern
+    }
+    for name, kind in planted.items():
+        p = local / name
+        if kind == "dir":
+            p.mkdir()
+            (p / "precious").write_text("x")
+        elif kind == "file":
+            p.write_text("precious")
+        else:
+            p.symlink_to(tmp_path)
+    conf_d = s / "etc" / "ld.so.conf.d"
+    (conf_d / ".000-cudaenv.conf.tmp-zzzz").write_text("not ours: not the pattern\n")
+    assert machine("global", "tf-2.13").rc == 0
+    assert machine("global", "tf-2.16").rc == 0
+    for name, kind in planted.items():
+        assert (local / name).is_symlink() or (local / name).exists(), name
+    assert (local / ".cuda.tmp-0123456789abcdef" / "precious").read_text() == "x"
+    assert (conf_d / ".000-cudaenv.conf.tmp-zzzz").exists()
+
+
+def test_what_a_killed_switch_left_is_swept_by_the_next(machine):
+    s = machine.sysroot
+    assert machine("global", "tf-2.13").rc == 0
+    res = machine("global", "tf-2.16", env={"CUDAENV_FAILPOINTS": "switch-after-tmplink:kill"})
+    assert res.rc == -9
+    local = s / "usr" / "local"
+    left = [p.name for p in local.iterdir() if p.name.startswith(".cuda.tmp-")]
+    assert len(left) == 1, left  # the temporary link, pointing at the new version
+    # a kill inside write_file_atomic leaves temporary copies of the conf file and the journal
+    (s / "etc" / "ld.so.conf.d" / ".000-cudaenv.conf.tmp-00000000deadbeef").write_text("x")
+    (machine.root / ".state.json.tmp-00000000deadbeef").write_text("x")
+    assert machine("global", "tf-2.16").rc == 0
+    assert [p.name for p in local.iterdir() if p.name.startswith(".cuda.tmp-")] == []
+    assert not (s / "etc" / "ld.so.conf.d" / ".000-cudaenv.conf.tmp-00000000deadbeef").exists()
+    assert not (machine.root / ".state.json.tmp-00000000deadbeef").exists()

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <random>
 
 extern char** environ;
 
@@ -235,11 +234,6 @@ Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool h
     return Ok{};
 }
 
-std::string random_suffix() {
-    std::random_device rd;
-    return std::to_string(rd());
-}
-
 /// Points the link at `target` in one rename (or removes it for an empty target).
 Status set_link(const Machine& m, const std::string& target) {
     fs::path link = m.link();
@@ -251,10 +245,17 @@ Status set_link(const Machine& m, const std::string& target) {
                          "cannot remove '" + link.string() + "': " + errno_text(errno));
         }
     } else {
-        fs::path tmp = link.parent_path() / (".cuda.cudaenv-" + random_suffix());
-        if (::symlink(target.c_str(), tmp.c_str()) != 0) {
-            return Error(ErrorCode::filesystem,
-                         "cannot create '" + tmp.string() + "': " + errno_text(errno));
+        // An unpredictable name; one that is taken is never touched, another is tried.
+        fs::path tmp;
+        for (int tries = 0;; ++tries) {
+            tmp = link.parent_path() / temp_name(link.filename().string());
+            if (::symlink(target.c_str(), tmp.c_str()) == 0) {
+                break;
+            }
+            if (errno != EEXIST || tries >= 16) {
+                return Error(ErrorCode::filesystem,
+                             "cannot create '" + tmp.string() + "': " + errno_text(errno));
+            }
         }
         failpoint::hit("switch-after-tmplink");
         if (::rename(tmp.c_str(), link.c_str()) != 0) {
@@ -277,15 +278,36 @@ Status set_conf(const Machine& m, const std::optional<std::string>& content) {
     return write_file_atomic(m.conf(), *content, 0644);
 }
 
-/// Temporary links a killed switch left next to the link (never the link itself).
-void sweep_link_dir(const Machine& m) {
+/// What a killed switch left, under the lock: temporary links next to the link — only symlinks
+/// with cudaenv's temporary name that point into this root's versions, never anything else at
+/// such a name — and temporary copies of our conf file and of state.json.
+void sweep_after_kill(const Machine& m, const store::Root& root) {
     std::error_code ec;
-    for (fs::directory_iterator it(m.link().parent_path(), ec), end; !ec && it != end;
+    fs::path link = m.link();
+    std::string versions = fs::weakly_canonical(root.versions(), ec).string();
+    for (fs::directory_iterator it(link.parent_path(), ec), end; !ec && it != end;
          it.increment(ec)) {
-        if (it->path().filename().string().rfind(".cuda.cudaenv-", 0) == 0) {
-            fs::remove(it->path(), ec);
+        if (!is_temp_name(it->path().filename().string(), link.filename().string())) {
+            continue;
+        }
+
+        struct stat st {};
+
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISLNK(st.st_mode) ||
+            st.st_uid != ::geteuid()) {
+            continue;
+        }
+        std::error_code rec;
+        auto target = fs::read_symlink(it->path(), rec).string();
+        fs::path sys = fs::weakly_canonical(m.sysroot, rec);
+        std::string in_root =
+            sys == "/" ? target : (sys / fs::path(target).relative_path()).string();
+        if (!rec && !versions.empty() && in_root.rfind(versions + "/", 0) == 0) {
+            ::unlink(it->path().c_str());
         }
     }
+    sweep_temp_files(m.conf().parent_path(), m.conf().filename().string());
+    sweep_temp_files(root.dir, root.state_file().filename().string());
 }
 
 /// Conf files other than ours that list CUDA library folders (NVIDIA's packages write
@@ -424,7 +446,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     }
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
-    sweep_link_dir(m);
+    sweep_after_kill(m, root);
     auto state = CUDAENV_TRY(store::load_state(root));
     auto cur = read_link_state(m, root);
     out.changed = CUDAENV_TRY(plan(state, cur));
@@ -434,7 +456,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     store::Snapshot prev = snapshot(m, root, out.previous);
     if (cur.kind == LinkState::Kind::directory) {
         fs::path moved = m.link();
-        moved += ".cudaenv-moved-" + random_suffix();
+        moved += ".cudaenv-moved-" + random_hex();
         if (::rename(m.link().c_str(), moved.c_str()) != 0) {
             return Error(ErrorCode::filesystem,
                          "cannot move '" + m.link().string() + "' aside: " + errno_text(errno));
@@ -506,7 +528,7 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
     }
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
-    sweep_link_dir(m);
+    sweep_after_kill(m, root);
     auto state = CUDAENV_TRY(store::load_state(root)); // under the lock
     if (!state.previous) {
         return nothing();

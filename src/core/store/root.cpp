@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <string_view>
 
 namespace cudaenv::store {
 
@@ -89,8 +92,49 @@ Status Root::prepare() const {
     return Ok{};
 }
 
+namespace {
+
+bool is_sha256_name(std::string_view s) {
+    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+/// Downloads a killed run left: a verified one whose archive is already in the store (the run
+/// died after extracting, before deleting it), and any download or partial one untouched for
+/// k_stale (a resume that never came). Only names cudaenv gives downloads are considered.
+void sweep_downloads(const Root& root) {
+    constexpr auto k_stale = std::chrono::hours(24 * 14);
+    std::error_code ec;
+    std::set<std::string> extracted; // sha256[:12] of every store entry
+    for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {
+        auto name = it->path().filename().string();
+        if (name.size() > 13 && name[name.size() - 13] == '-') {
+            extracted.insert(name.substr(name.size() - 12));
+        }
+    }
+    auto now = fs::file_time_type::clock::now();
+    for (fs::directory_iterator it(root.downloads(), ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        bool partial = name.size() == 72 && name.ends_with(".partial");
+        std::string sha = partial ? name.substr(0, 64) : name;
+        std::error_code fec;
+        if (!is_sha256_name(sha) || !it->is_regular_file(fec) || it->is_symlink(fec)) {
+            continue;
+        }
+        auto age = now - it->last_write_time(fec);
+        if ((!partial && extracted.count(sha.substr(0, 12))) || (!fec && age > k_stale)) {
+            fs::remove(it->path(), fec);
+        }
+    }
+}
+
+} // namespace
+
 void Root::sweep() const {
     std::error_code ec;
+    sweep_downloads(*this);
+    sweep_temp_files(dir, state_file().filename().string());
     for (const auto& area : {staging(), trash()}) {
         for (fs::directory_iterator it(area, ec), end; !ec && it != end; it.increment(ec)) {
             remove_tree(it->path());

@@ -46,8 +46,10 @@ struct Root {
     /// Creates the layout; refuses a root that others may write (P2) or that we cannot.
     Status prepare() const;
 
-    /// Under the lock: removes staging and trash leftovers, and store/versions entries without
-    /// their record (a symlink planted there is unlinked, never followed).
+    /// Under the lock: removes staging and trash leftovers, store/versions entries without
+    /// their record (a symlink planted there is unlinked, never followed), state.json's
+    /// temporary copies, and downloads a killed run left (already extracted, or untouched for
+    /// two weeks).
     void sweep() const;
 
     /// A new private (0700) directory under .staging/.
