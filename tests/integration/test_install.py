@@ -361,3 +361,24 @@ def test_a_bad_number_in_the_environment_is_a_usage_error_naming_it(inst, name, 
     assert f"{name}='{value}'" in res.err, res.err
     assert snapshot(inst.root) == before
     assert inst.server.requests == []
+
+
+@pytest.mark.parametrize("kind", ["garbage", "no-symbols"])
+def test_a_broken_library_on_ld_library_path_is_an_error_not_an_abort(inst, tmp_path, kind):
+    """Once a broken libarchive.so.13 first on LD_LIBRARY_PATH made install die with SIGABRT
+    (an exception in a download thread)."""
+    d = tmp_path / "broken"
+    d.mkdir()
+    lib = d / "libarchive.so.13"
+    if kind == "garbage":
+        lib.write_bytes(b"not an ELF file\n" * 10)
+    else:
+        src = d / "x.c"
+        src.write_text("int cudaenv_nothing_here(void) { return 0; }\n")
+        subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", str(lib), str(src),
+                        "-Wl,-soname,libarchive.so.13"], check=True)
+    before = snapshot(inst.root)
+    res = inst("install", "11.8", env={"LD_LIBRARY_PATH": str(d)})
+    assert_one_line_error(res, 1)
+    assert "libarchive.so.13" in res.err and "help:" in res.err, res.err
+    assert snapshot(inst.root) == before

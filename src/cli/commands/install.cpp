@@ -9,6 +9,7 @@
 #include "core/manifest/nvidia_redist.hpp"
 #include "core/resolve/resolve.hpp"
 #include "core/sha256.hpp"
+#include "core/sys/dynlib.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -118,6 +119,11 @@ nlohmann::json outcome_json(const install::Outcome& o) {
 }
 
 int run_install(const InstallCli& o, Context& ctx) {
+    // the libraries an install uses, loaded here on the main thread (a broken copy on
+    // LD_LIBRARY_PATH is this one-line error, never an abort in a worker)
+    if (auto libs = sys::load(sys::k_curl | sys::k_archive | sys::k_crypto); !libs) {
+        return report_error(ctx, libs.error(), "install");
+    }
     auto catalog = ctx.catalog();
     if (!catalog) {
         return report_error(ctx, catalog.error(), "install");

@@ -437,6 +437,7 @@ Result<Extracted> extract(const fs::path& path,
                           Compression compression,
                           const std::string& expected_top,
                           const Limits& limits) {
+    CUDAENV_TRY(sys::load(sys::k_archive));
     ReadArchive ra;
     sys::archive().read_support_format_tar(ra.a);
     if (compression == Compression::xz) {

@@ -18,9 +18,11 @@ namespace cudaenv::fetch {
 
 namespace fs = std::filesystem;
 
-void global_init() {
+Status global_init() {
+    CUDAENV_TRY(sys::load(sys::k_curl | sys::k_crypto));
     static std::once_flag once;
     std::call_once(once, [] { sys::curl().global_init(CURL_GLOBAL_DEFAULT); });
+    return Ok{};
 }
 
 namespace {
@@ -285,7 +287,7 @@ void backoff(const Policy& p, int attempt) {
 } // namespace
 
 Result<Outcome> download(const Request& r, const Policy& policy, const Progress& progress) {
-    global_init();
+    CUDAENV_TRY(global_init());
     Outcome outcome;
     std::error_code ec;
     std::uint64_t limit = r.size ? *r.size : r.max_size;
@@ -461,6 +463,8 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
 
 Result<std::string>
 fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) {
+    CUDAENV_TRY(global_init());
+
     struct Sink {
         std::string data;
         std::size_t max;

@@ -64,8 +64,9 @@ download(const Request& request, const Policy& policy, const Progress& progress 
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);
 
-/// Initialises libcurl once per process (costly: OpenSSL loads its configuration, ~25 ms); done
-/// lazily so commands that download nothing do not pay for it. Call it before starting threads.
-void global_init();
+/// Loads libcurl and libcrypto and initialises libcurl once per process (costly: OpenSSL loads its
+/// configuration, ~25 ms); done lazily so commands that download nothing do not pay for it. Call
+/// it on the main thread before starting threads: a library that cannot be loaded is its error.
+Status global_init();
 
 } // namespace cudaenv::fetch

@@ -5,6 +5,7 @@
 #include "../fs.hpp"
 #include "../manifest/codec.hpp"
 #include "../store/lock.hpp"
+#include "../sys/dynlib.hpp"
 #include "compose.hpp"
 
 #include <nlohmann/json.hpp>
@@ -281,7 +282,15 @@ Status run_jobs(const store::Root& root,
             if (i >= todo.size()) {
                 return;
             }
-            auto st = run_job(root, *todo[i], o, observer, extract_slots, cancel, downloaded);
+            Status st = Ok{};
+            try {
+                st = run_job(root, *todo[i], o, observer, extract_slots, cancel, downloaded);
+            } catch (const std::exception& e) {
+                // nothing may escape a worker thread (std::terminate): a bug, reported as one
+                st = Error(ErrorCode::failure,
+                           std::string("internal error in a download worker: ") + e.what())
+                         .with_hint("this is a bug; please report it with the command line");
+            }
             if (!st) {
                 std::lock_guard<std::mutex> g(mu);
                 if (!first_error && !(st.error().code == ErrorCode::failure && cancel)) {
@@ -417,7 +426,10 @@ Result<Outcome> install(const store::Root& root,
     describe();
     CUDAENV_TRY(check_space(root, jobs));
 
-    fetch::global_init(); // once, before the download threads start (libcurl and OpenSSL setup)
+    // Once, on this thread, before the workers start: libcurl, libarchive and libcrypto load
+    // here or the install stops with the reason (never an exception in a worker).
+    CUDAENV_TRY(fetch::global_init());
+    CUDAENV_TRY(sys::load(sys::k_archive));
     std::atomic<std::uint64_t> downloaded{0};
     CUDAENV_TRY(run_jobs(root, jobs, o, observer, downloaded));
     out.downloaded_bytes = downloaded;

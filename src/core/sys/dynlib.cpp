@@ -1,6 +1,7 @@
 #include "dynlib.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <stdexcept>
 #include <string>
@@ -9,84 +10,143 @@ namespace cudaenv::sys {
 
 namespace {
 
-void* open_lib(const char* soname) {
-    void* h = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char* why = ::dlerror();
-        throw std::runtime_error(std::string("cannot load ") + soname + ": " +
-                                 (why ? why : "unknown error"));
+/// One library's functions, or why they could not be had. Filled once per process.
+template <typename Api> struct Loaded {
+    Api api{};
+    std::string error; ///< empty: loaded
+};
+
+/// dlopen + dlsym that record the first failure instead of throwing: a broken library on
+/// LD_LIBRARY_PATH is an error on the main thread, not an exception in a worker (SIGABRT).
+struct Binder {
+    void* h = nullptr;
+    std::string soname;
+    std::string& error;
+
+    Binder(const char* name, std::string& err) : soname(name), error(err) {
+        h = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char* why = ::dlerror();
+            error = "cannot load " + soname + ": " + (why ? why : "unknown error");
+        }
     }
-    return h;
+
+    template <typename F> void operator()(F& out, const char* name) {
+        if (!error.empty()) {
+            return;
+        }
+        void* p = ::dlsym(h, name);
+        if (!p) {
+            struct link_map* lm = nullptr;
+            std::string where = ::dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name
+                                    ? std::string(" (") + lm->l_name + ")"
+                                    : std::string();
+            error = soname + where + " lacks " + name + ": not the library cudaenv needs";
+            return;
+        }
+        out = reinterpret_cast<F>(p);
+    }
+};
+
+template <typename Api> const Api& checked(const Loaded<Api>& l) {
+    if (!l.error.empty()) {
+        // Callers load() first on the main thread; reaching this is a bug, said as one.
+        throw std::logic_error(l.error);
+    }
+    return l.api;
 }
 
-template <typename F> void bind(void* h, F& out, const char* name) {
-    void* p = ::dlsym(h, name);
-    if (!p) {
-        throw std::runtime_error(std::string("missing symbol ") + name);
-    }
-    out = reinterpret_cast<F>(p);
+const Loaded<CurlApi>& curl_lib() {
+    static const Loaded<CurlApi> l = [] {
+        Loaded<CurlApi> r;
+        CurlApi& a = r.api;
+        Binder bind("libcurl.so.4", r.error);
+        bind(a.global_init, "curl_global_init");
+        bind(a.easy_init, "curl_easy_init");
+        bind(a.easy_cleanup, "curl_easy_cleanup");
+        bind(a.easy_setopt, "curl_easy_setopt");
+        bind(a.easy_perform, "curl_easy_perform");
+        bind(a.easy_getinfo, "curl_easy_getinfo");
+        bind(a.easy_strerror, "curl_easy_strerror");
+        bind(a.slist_free_all, "curl_slist_free_all");
+        return r;
+    }();
+    return l;
+}
+
+const Loaded<CryptoApi>& crypto_lib() {
+    static const Loaded<CryptoApi> l = [] {
+        Loaded<CryptoApi> r;
+        CryptoApi& a = r.api;
+        Binder bind("libcrypto.so.3", r.error);
+        bind(a.md_ctx_new, "EVP_MD_CTX_new");
+        bind(a.md_ctx_free, "EVP_MD_CTX_free");
+        bind(a.digest_init_ex, "EVP_DigestInit_ex");
+        bind(a.digest_update, "EVP_DigestUpdate");
+        bind(a.digest_final_ex, "EVP_DigestFinal_ex");
+        bind(a.sha256, "EVP_sha256");
+        return r;
+    }();
+    return l;
+}
+
+const Loaded<ArchiveApi>& archive_lib() {
+    static const Loaded<ArchiveApi> l = [] {
+        Loaded<ArchiveApi> r;
+        ArchiveApi& a = r.api;
+        Binder bind("libarchive.so.13", r.error);
+        bind(a.read_new, "archive_read_new");
+        bind(a.read_free, "archive_read_free");
+        bind(a.read_support_format_tar, "archive_read_support_format_tar");
+        bind(a.read_support_filter_xz, "archive_read_support_filter_xz");
+        bind(a.read_support_filter_gzip, "archive_read_support_filter_gzip");
+        bind(a.read_open_filename, "archive_read_open_filename");
+        bind(a.read_next_header, "archive_read_next_header");
+        bind(a.read_data, "archive_read_data");
+        bind(a.read_data_block, "archive_read_data_block");
+        bind(a.error_string, "archive_error_string");
+        bind(a.filter_code, "archive_filter_code");
+        bind(a.entry_pathname, "archive_entry_pathname");
+        bind(a.entry_hardlink, "archive_entry_hardlink");
+        bind(a.entry_filetype, "archive_entry_filetype");
+        bind(a.entry_perm, "archive_entry_perm");
+        bind(a.entry_symlink, "archive_entry_symlink");
+        bind(a.entry_size, "archive_entry_size");
+        bind(a.entry_size_is_set, "archive_entry_size_is_set");
+        bind(a.entry_sparse_count, "archive_entry_sparse_count");
+        return r;
+    }();
+    return l;
 }
 
 } // namespace
 
+Status load(unsigned libs) {
+    const std::string* errors[] = {
+        libs & k_curl ? &curl_lib().error : nullptr,
+        libs & k_archive ? &archive_lib().error : nullptr,
+        libs & k_crypto ? &crypto_lib().error : nullptr,
+    };
+    for (const auto* e : errors) {
+        if (e && !e->empty()) {
+            return Error(ErrorCode::failure, *e)
+                .with_hint("cudaenv needs libcurl4, libarchive13 and libssl3 (apt install "
+                           "them); a broken copy on LD_LIBRARY_PATH also ends here");
+        }
+    }
+    return Ok{};
+}
+
 const CurlApi& curl() {
-    static const CurlApi api = [] {
-        CurlApi a{};
-        void* h = open_lib("libcurl.so.4");
-        bind(h, a.global_init, "curl_global_init");
-        bind(h, a.easy_init, "curl_easy_init");
-        bind(h, a.easy_cleanup, "curl_easy_cleanup");
-        bind(h, a.easy_setopt, "curl_easy_setopt");
-        bind(h, a.easy_perform, "curl_easy_perform");
-        bind(h, a.easy_getinfo, "curl_easy_getinfo");
-        bind(h, a.easy_strerror, "curl_easy_strerror");
-        bind(h, a.slist_free_all, "curl_slist_free_all");
-        return a;
-    }();
-    return api;
+    return checked(curl_lib());
 }
 
 const CryptoApi& crypto() {
-    static const CryptoApi api = [] {
-        CryptoApi a{};
-        void* h = open_lib("libcrypto.so.3");
-        bind(h, a.md_ctx_new, "EVP_MD_CTX_new");
-        bind(h, a.md_ctx_free, "EVP_MD_CTX_free");
-        bind(h, a.digest_init_ex, "EVP_DigestInit_ex");
-        bind(h, a.digest_update, "EVP_DigestUpdate");
-        bind(h, a.digest_final_ex, "EVP_DigestFinal_ex");
-        bind(h, a.sha256, "EVP_sha256");
-        return a;
-    }();
-    return api;
+    return checked(crypto_lib());
 }
 
 const ArchiveApi& archive() {
-    static const ArchiveApi api = [] {
-        ArchiveApi a{};
-        void* h = open_lib("libarchive.so.13");
-        bind(h, a.read_new, "archive_read_new");
-        bind(h, a.read_free, "archive_read_free");
-        bind(h, a.read_support_format_tar, "archive_read_support_format_tar");
-        bind(h, a.read_support_filter_xz, "archive_read_support_filter_xz");
-        bind(h, a.read_support_filter_gzip, "archive_read_support_filter_gzip");
-        bind(h, a.read_open_filename, "archive_read_open_filename");
-        bind(h, a.read_next_header, "archive_read_next_header");
-        bind(h, a.read_data, "archive_read_data");
-        bind(h, a.read_data_block, "archive_read_data_block");
-        bind(h, a.error_string, "archive_error_string");
-        bind(h, a.filter_code, "archive_filter_code");
-        bind(h, a.entry_pathname, "archive_entry_pathname");
-        bind(h, a.entry_hardlink, "archive_entry_hardlink");
-        bind(h, a.entry_filetype, "archive_entry_filetype");
-        bind(h, a.entry_perm, "archive_entry_perm");
-        bind(h, a.entry_symlink, "archive_entry_symlink");
-        bind(h, a.entry_size, "archive_entry_size");
-        bind(h, a.entry_size_is_set, "archive_entry_size_is_set");
-        bind(h, a.entry_sparse_count, "archive_entry_sparse_count");
-        return a;
-    }();
-    return api;
+    return checked(archive_lib());
 }
 
 } // namespace cudaenv::sys

@@ -4,12 +4,21 @@
 #pragma once
 
 #define CURL_DISABLE_TYPECHECK 1
+#include "../error.hpp"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
 namespace cudaenv::sys {
+
+enum Library : unsigned { k_curl = 1, k_archive = 2, k_crypto = 4 };
+
+/// Loads these libraries (each once per process, thread-safe) and says why one cannot be: not
+/// there, not a library, or lacking a function (ErrorCode::failure, with a hint). Called on the
+/// main thread before any worker uses them; the accessors below then never fail.
+Status load(unsigned libraries);
 
 struct CurlApi {
     decltype(&::curl_global_init) global_init;
@@ -56,8 +65,7 @@ struct CryptoApi {
 /// OpenSSL's libcrypto (libcrypto.so.3), likewise: only hashing needs it.
 const CryptoApi& crypto();
 
-/// libcurl (libcurl.so.4), loaded once, thread-safe. Throws std::runtime_error naming the library
-/// when it cannot be loaded (a broken installation: the package depends on it).
+/// libcurl (libcurl.so.4). Precondition: load(k_curl) succeeded (else std::logic_error: a bug).
 const CurlApi& curl();
 
 /// libarchive (libarchive.so.13), likewise.
