@@ -130,3 +130,25 @@ def test_global_killed_at_random_moments(machine):
         assert "pending" not in state, state
     print(f"global: {KILLS} kills over {span:.2f} s runs, {landed} while running")
     assert landed >= KILLS // 2
+
+
+def test_concurrent_installs_and_uninstalls_keep_the_root_whole(inst):
+    """Rounds of installs and uninstalls of two versions at once: the lock serialises them, and
+    after each round every version is whole or absent, and nothing is left behind."""
+    rng = _seed()
+    rounds, per_round = 5, 8
+    for r in range(rounds):
+        cmds = [rng.choice([["install", "tf-2.13"], ["install", "tf-2.16"],
+                            ["uninstall", TF213], ["uninstall", TF216]])
+                for _ in range(per_round)]
+        procs = [subprocess.Popen([EXE, *c], env=inst.env, cwd=inst.tmp, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for c in cmds]
+        for c, p in zip(cmds, procs):
+            out, err = p.communicate(timeout=120)
+            # an uninstall of what is not (or no longer) there is a clean refusal, never a crash
+            assert p.returncode in ((0,) if c[0] == "install" else (0, 9)), (c, p.returncode, err)
+        _published_are_whole(inst.root)
+        assert leftovers(inst.root) == [], leftovers(inst.root)
+        listed = inst("list", "--json")
+        assert listed.rc == 0, listed
+    print(f"concurrency: {rounds} rounds of {per_round} installs/uninstalls at once")
