@@ -392,15 +392,9 @@ Status compose_version(const fs::path& stage,
              {"bytes", c.bytes},
              {"components", components}};
     CUDAENV_TRY(write_file_atomic(stage / store::k_version_record, rec.dump(2) + "\n"));
-    int fd = ::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        int rc = ::syncfs(fd);
-        ::close(fd);
-        if (rc != 0) {
-            return Error(ErrorCode::filesystem, "cannot sync '" + stage.string() + "'");
-        }
-    }
-    return Ok{};
+    // the files are hard links to store entries, already on disk: the folders, links and records
+    // are what is new
+    return store::sync_tree(stage);
 }
 
 std::vector<std::string> check_libraries_here(const fs::path& dir,

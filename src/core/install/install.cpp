@@ -232,14 +232,9 @@ Status run_job(const store::Root& root,
     }
     CUDAENV_TRY(
         write_file_atomic(stage / store::k_complete_record, entry_record(j, *x).dump() + "\n"));
-    int fd = ::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        int rc = ::syncfs(fd);
-        ::close(fd);
-        if (rc != 0) {
-            store::remove_tree(stage);
-            return Error(ErrorCode::filesystem, "cannot sync '" + stage.string() + "'");
-        }
+    if (auto st = store::sync_tree(stage); !st) {
+        store::remove_tree(stage);
+        return std::move(st).error();
     }
     CUDAENV_TRY(store::publish_dir(stage, root.store() / j.entry));
     std::error_code ec;

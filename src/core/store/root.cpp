@@ -43,6 +43,43 @@ Status sync_dir(const fs::path& dir) {
     return Ok{};
 }
 
+Status sync_tree(const fs::path& dir) {
+    // What cudaenv wrote, and only that: every regular file and folder of the tree (links are
+    // in their folder's data). syncfs(2) flushed every user's dirty data on the filesystem, and
+    // was skipped without a word when the open failed. Writeback of the files already started
+    // while they were written (sync_file_range), so most fsyncs find little left: dpkg's way.
+    std::vector<fs::path> dirs{dir};
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+         !ec && it != end;
+         it.increment(ec)) {
+        auto st = it->symlink_status(ec);
+        if (fs::is_directory(st)) {
+            dirs.push_back(it->path());
+        } else if (fs::is_regular_file(st)) {
+            int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd < 0 || ::fsync(fd) != 0) {
+                int err = errno;
+                if (fd >= 0) {
+                    ::close(fd);
+                }
+                return Error(ErrorCode::filesystem,
+                             "cannot sync '" + it->path().string() + "': " + errno_text(err));
+            }
+            ::close(fd);
+        }
+    }
+    if (ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot walk '" + dir.string() + "' to sync it: " + ec.message());
+    }
+    // children before parents: a folder's entry is durable once the folder below it is
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+        CUDAENV_TRY(sync_dir(*d));
+    }
+    return Ok{};
+}
+
 Status publish_dir(const fs::path& from, const fs::path& to) {
     if (::rename(from.c_str(), to.c_str()) != 0) {
         int err = errno;

@@ -68,6 +68,10 @@ void remove_tree(const std::filesystem::path& p);
 /// fsync of a directory (after a rename in it). Errors are returned.
 Status sync_dir(const std::filesystem::path& dir);
 
+/// fsync of every regular file and folder under `dir` (not following links): what cudaenv wrote
+/// there is on disk before it is published. Errors are returned.
+Status sync_tree(const std::filesystem::path& dir);
+
 /// Renames `from` to `to` (same filesystem), then syncs to's parent.
 Status publish_dir(const std::filesystem::path& from, const std::filesystem::path& to);
 
