@@ -17,7 +17,9 @@ from conftest import EXE, leftovers
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
-KILLS = int(os.environ.get("CUDAENV_KILLS", "100"))
+# kills that must land while the process runs (a kill after it ended proves nothing); the
+# campaign goes on until that many did, at most four times as many tries
+KILLS = int(os.environ.get("CUDAENV_KILLS", "60"))
 
 
 def _seed():
@@ -67,8 +69,10 @@ def test_install_killed_at_random_moments(inst):
         assert inst("install", "tf-2.13").rc == 0
         spans.append(time.monotonic() - t0)
     span = sorted(spans)[1]
-    landed = 0
-    for i in range(KILLS):
+    landed = tries = 0
+    while landed < KILLS and tries < 4 * KILLS:
+        i = tries
+        tries += 1
         shutil.rmtree(inst.root)
         delay = rng.uniform(0, span)
         landed += _run_and_kill(["install", "tf-2.13"], inst.env, inst.tmp, delay)
@@ -79,8 +83,8 @@ def test_install_killed_at_random_moments(inst):
         assert res.rc == 0, (i, delay, res)
         assert leftovers(inst.root) == [], (i, delay, leftovers(inst.root))
         _published_are_whole(inst.root)
-    print(f"install: {KILLS} kills over {span:.2f} s runs, {landed} while running")
-    assert landed >= KILLS // 2
+    print(f"install: {tries} kills over {span:.2f} s runs, {landed} while running")
+    assert landed >= KILLS
 
 
 @pytest.fixture
@@ -108,8 +112,10 @@ def test_global_killed_at_random_moments(machine):
         assert machine("global", v).rc == 0
         spans.append(time.monotonic() - t0)
     span = sorted(spans)[1]
-    landed = 0
-    for i in range(KILLS):
+    landed = tries = 0
+    while landed < KILLS and tries < 4 * KILLS:
+        i = tries
+        tries += 1
         want = rng.choice(["tf-2.13", "tf-2.16"])
         delay = rng.uniform(0, span)
         landed += _run_and_kill(["global", want], machine.env, machine.tmp, delay)
@@ -128,8 +134,8 @@ def test_global_killed_at_random_moments(machine):
         assert [p.name for p in link.parent.iterdir() if p.name.startswith(".cuda.tmp-")] == []
         state = json.loads((machine.root / "state.json").read_text())
         assert "pending" not in state, state
-    print(f"global: {KILLS} kills over {span:.2f} s runs, {landed} while running")
-    assert landed >= KILLS // 2
+    print(f"global: {tries} kills over {span:.2f} s runs, {landed} while running")
+    assert landed >= KILLS
 
 
 def test_concurrent_installs_and_uninstalls_keep_the_root_whole(inst):
