@@ -38,10 +38,8 @@ find_on_path(const std::string& path, const std::string& tool, const std::string
 int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     // set by the shims themselves; an unreadable value counts as the deepest
     auto raw = ctx.getenv("CUDAENV_RECURSION_COUNT");
-    int depth = !raw || raw->empty() ? 0
-                : ctx.env_number_value("CUDAENV_RECURSION_COUNT")
-                    ? static_cast<int>(*ctx.env_number_value("CUDAENV_RECURSION_COUNT"))
-                    : k_max_depth;
+    auto count = ctx.env_number_value("CUDAENV_RECURSION_COUNT");
+    int depth = !raw || raw->empty() ? 0 : count ? static_cast<int>(*count) : k_max_depth;
     if (depth >= k_max_depth) {
         *ctx.err << "cudaenv: error: the '" << tool << "' shim called itself " << depth
                  << " times; is a shim folder inside a version's bin/?\n";

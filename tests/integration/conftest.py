@@ -207,3 +207,20 @@ def replace_component(inst, tmp_path, archive_bytes_path, component="cuda_cudart
     doc_path.write_text(json.dumps(doc, indent=2))
     inst.env["CUDAENV_MANIFESTS"] = str(man)
     return entry
+
+
+@pytest.fixture
+def machine(inst, tmp_path):
+    """A sysroot with its own /etc/ld.so.conf, tf-2.13 and tf-2.16 installed; the cudaenv root
+    lives inside it (as /opt/cudaenv). For global, rollback and the kill campaign."""
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root")
+    s = tmp_path / "sysroot"
+    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (s / "usr" / "local").mkdir(parents=True)
+    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    inst.root = s / "opt" / "cudaenv"
+    inst.env.update(CUDAENV_ROOT=str(inst.root), CUDAENV_SYSROOT=str(s))
+    assert inst("install", "tf-2.13", "tf-2.16").rc == 0
+    inst.sysroot = s
+    return inst

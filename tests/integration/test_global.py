@@ -16,22 +16,6 @@ TF216 = "12.4.1+cudnn9.1.1.17"
 LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
 
 
-@pytest.fixture
-def machine(inst, tmp_path):
-    """A sysroot with its own /etc/ld.so.conf; the cudaenv root lives inside it (as /opt/cudaenv)."""
-    if os.geteuid() != 0:
-        pytest.skip("ldconfig -r needs root")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
-    inst.root = s / "opt" / "cudaenv"
-    inst.env.update(CUDAENV_ROOT=str(inst.root), CUDAENV_SYSROOT=str(s))
-    assert inst("install", "tf-2.13", "tf-2.16").rc == 0
-    inst.sysroot = s
-    return inst
-
-
 def cache(s):
     out = subprocess.run([LDCONFIG, "-r", str(s), "-p"], capture_output=True, text=True).stdout
     return {line.split()[0]: line.split(" => ")[1] for line in out.splitlines() if " => " in line}

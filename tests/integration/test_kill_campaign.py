@@ -87,21 +87,6 @@ def test_install_killed_at_random_moments(inst):
     assert landed >= KILLS
 
 
-@pytest.fixture
-def machine(inst, tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("ldconfig -r needs root")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
-    inst.root = s / "opt" / "cudaenv"
-    inst.env.update(CUDAENV_ROOT=str(inst.root), CUDAENV_SYSROOT=str(s))
-    assert inst("install", "tf-2.13", "tf-2.16").rc == 0
-    inst.sysroot = s
-    return inst
-
-
 def test_global_killed_at_random_moments(machine):
     rng = _seed()
     link = machine.sysroot / "usr" / "local" / "cuda"

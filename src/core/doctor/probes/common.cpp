@@ -26,6 +26,19 @@ std::string cudnn_from_int(long long v) {
            std::to_string(v % 100);
 }
 
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+    });
+    return s;
+}
+
+bool gpu_related(const ConfEntry& c) {
+    std::string what = lower(c.file + " " + c.dir);
+    return what.find("cuda") != std::string::npos || what.find("nvidia") != std::string::npos ||
+           what.find("cudnn") != std::string::npos;
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     std::string out;
     for (const auto& p : parts) {
@@ -46,11 +59,6 @@ std::string lib_dir(Host& h, const std::string& prefix) {
 }
 
 const manifest::Gpu* gpu_model(Host& h, const std::string& name) {
-    auto lower = [](std::string s) {
-        std::transform(
-            s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-        return s;
-    };
     std::string n = lower(name);
     const manifest::Gpu* best = nullptr;
     std::size_t best_len = 0;
@@ -126,14 +134,7 @@ std::string wrong_copy_fix(Host& h, const LoaderPick& p) {
         for (const auto& c : h.conf_dirs()) {
             // a CUDA folder some package or admin listed; never the distribution's own lists
             // (libc.conf's /usr/local/lib, x86_64-linux-gnu.conf)
-            std::string what = c.file + " " + c.dir;
-            std::transform(what.begin(), what.end(), what.begin(), [](unsigned char ch) {
-                return std::tolower(ch);
-            });
-            bool gpu_related = what.find("cuda") != std::string::npos ||
-                               what.find("nvidia") != std::string::npos ||
-                               what.find("cudnn") != std::string::npos;
-            if (gpu_related && h.canonical(c.dir) == real_dir) {
+            if (gpu_related(c) && h.canonical(c.dir) == real_dir) {
                 return "sudo rm " + c.file + " && sudo ldconfig (it lists " + c.dir +
                        "; cudaenv global manages the machine's entry)" + exec;
             }

@@ -17,11 +17,6 @@ bool under(const std::string& path, const std::string& dir) {
            path[dir.size()] == '/';
 }
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
-
 /// libcudnn.so.N in a folder: N, if there is one.
 std::optional<unsigned> cudnn_major_in(Host& h, const std::string& dir) {
     for (const auto& name : h.list(dir)) {
@@ -123,13 +118,9 @@ Finding loader(Host& h) {
     std::string ours_conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
     std::set<std::string> reported;
     for (const auto& c : h.conf_dirs()) {
-        std::string what = lower(c.file + " " + c.dir);
-        bool gpu_related = what.find("cuda") != std::string::npos ||
-                           what.find("nvidia") != std::string::npos ||
-                           what.find("cudnn") != std::string::npos;
         if (!h.is_dir(c.dir)) {
             // folders a distribution lists whether or not they exist are not findings
-            if (!gpu_related) {
+            if (!gpu_related(c)) {
                 details.push_back(c.file + " lists " + c.dir + " (absent)");
             } else if (reported.insert(c.file + c.dir).second) {
                 problem(c.file + " lists " + c.dir + ", which no longer exists (a removed toolkit)",

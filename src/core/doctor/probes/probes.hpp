@@ -36,6 +36,10 @@ std::string cc_dotted(unsigned cc);
 std::string cuda_from_int(long long v);
 /// cuDNN's version number: 8 -> major*1000, 9 on -> major*10000 (+ minor*100 + patch).
 std::string cudnn_from_int(long long v);
+/// ASCII lowercase.
+std::string lower(std::string s);
+/// A loader configuration entry about CUDA, cuDNN or NVIDIA (its file or folder names one).
+bool gpu_related(const ConfEntry& c);
 /// Joins with ", ".
 std::string join(const std::vector<std::string>& parts, std::string_view sep = ", ");
 /// The library folder of a toolkit prefix (lib64, else lib).
