@@ -213,3 +213,20 @@ def test_downloads_a_killed_run_left_are_swept_and_others_kept(inst):
     assert inst("install", "tf-2.16").rc == 0
     assert not extracted.exists() and not stale.exists()
     assert fresh.exists() and foreign.exists()
+
+
+@pytest.mark.parametrize("then", [("install", "tf-2.13"), ("rehash",)])
+def test_kill_between_swapping_shims_and_dropping_the_old_ones_is_swept_by_the_next_run(inst, then):
+    # Found by the kill campaign in CI: the old shims stayed in .staging because the next run had
+    # nothing to do (already installed, shims already right) and returned before sweeping.
+    assert inst("install", "tf-2.13").rc == 0
+    shims = inst.root / "shims"
+    victim = sorted(shims.iterdir())[0]
+    victim.unlink()  # the shims are now wrong, so rehash swaps in a new set
+    res = inst("rehash", env={"CUDAENV_FAILPOINTS": "shims-swapped:kill"})
+    assert res.rc == -9, res
+    assert victim.is_symlink()  # the new set is in place
+    assert any(p.startswith(str(inst.root / ".staging" / "shims-")) for p in leftovers(inst.root))
+    res = inst(*then)
+    assert res.rc == 0, res
+    assert leftovers(inst.root) == []

@@ -1,5 +1,6 @@
 #include "shims.hpp"
 
+#include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../store/lock.hpp"
 
@@ -39,6 +40,7 @@ rehash(const store::Root& root, const fs::path& exe, std::chrono::milliseconds l
     Rehashed out;
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, lock_timeout));
+    root.sweep(); // a run killed between swapping the shims and dropping the old ones left them
     out.tools = shimmable_tools(root);
     fs::path dir = shims_dir(root);
     std::error_code ec;
@@ -70,6 +72,7 @@ rehash(const store::Root& root, const fs::path& exe, std::chrono::milliseconds l
             return Error(ErrorCode::filesystem,
                          "cannot replace '" + dir.string() + "': " + errno_text(err));
         }
+        failpoint::hit("shims-swapped");
         store::remove_tree(stage); // the old shims
     } else {
         CUDAENV_TRY(store::publish_dir(stage, dir));

@@ -410,13 +410,14 @@ Result<Outcome> install(const store::Root& root,
     }
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
-    // Under the lock: another run may have installed it while we waited (C1).
+    // Under the lock, first: what a killed run left goes, even when there is nothing to do.
+    root.sweep();
+    // Another run may have installed it while we waited (C1).
     if (covers(root, out.version, jobs, res.platform)) {
         describe();
         out.changed = false;
         return out;
     }
-    root.sweep();
     jobs = CUDAENV_TRY(plan(root, res, o));
     describe();
     CUDAENV_TRY(check_space(root, jobs));
