@@ -347,3 +347,28 @@ def test_what_a_killed_switch_left_is_swept_by_the_next(machine):
     assert [p.name for p in local.iterdir() if p.name.startswith(".cuda.tmp-")] == []
     assert not (s / "etc" / "ld.so.conf.d" / ".000-cudaenv.conf.tmp-00000000deadbeef").exists()
     assert not (machine.root / ".state.json.tmp-00000000deadbeef").exists()
+
+
+@pytest.mark.parametrize("text", ["{oops", '{"schema": "cudaenv.version/2", "name": "x"}',
+                                  '{"schema": "cudaenv.version/1", "name": "x", "cuda": 11}'])
+def test_a_damaged_version_record_is_named_never_read_as_defaults(machine, text):
+    """The version record is typed: another schema or a field of the wrong type is an error that
+    names the file (exit 4), list says the version is damaged, and install composes it again."""
+    assert machine("install", "tf-2.13").rc == 0
+    assert machine("global", "tf-2.16").rc == 0
+    record = machine.root / "versions" / TF213 / ".cudaenv-version.json"
+    record.write_text(text)
+    before = link(machine.sysroot)
+    res = machine("global", TF213)
+    assert_one_line_error(res, 4)
+    assert ".cudaenv-version.json" in res.err, res.err
+    assert link(machine.sysroot) == before
+    listed = machine("list", "--json")
+    assert listed.rc == 0, listed
+    damaged = [v for v in listed.json()["versions"] if v["version"] == TF213]
+    assert damaged and ".cudaenv-version.json" in damaged[0]["problem"], listed.json()
+    assert "damaged:" in machine("list").out
+    res = machine("install", "tf-2.13", "--json")
+    assert res.rc == 0 and res.json()["changed"] is True, res
+    assert json.loads(record.read_text())["schema"] == "cudaenv.version/1"
+    assert machine("global", TF213).rc == 0

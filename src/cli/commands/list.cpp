@@ -50,7 +50,7 @@ std::string cudnn_cuda_list(const manifest::CudnnRelease& r) {
 
 int run_list_installed(Context& ctx) {
     auto root = ctx.root();
-    auto versions = install::list_installed(root);
+    auto versions = install::list_installed(root, true);
     auto global_r = store::global_version(root);
     if (!global_r) {
         return report_error(ctx, global_r.error(), "list");
@@ -59,6 +59,13 @@ int run_list_installed(Context& ctx) {
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {
+            if (!v.problem.empty()) {
+                arr.push_back({{"version", v.name},
+                               {"prefix", v.prefix.string()},
+                               {"problem", v.problem},
+                               {"active", global && *global == v.name}});
+                continue;
+            }
             arr.push_back({{"version", v.name},
                            {"cuda", v.cuda},
                            {"cudnn", v.cudnn.empty() ? nlohmann::json() : nlohmann::json(v.cudnn)},
@@ -80,6 +87,11 @@ int run_list_installed(Context& ctx) {
     }
     for (const auto& v : versions) {
         bool active = global && *global == v.name;
+        if (!v.problem.empty()) {
+            *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name
+                     << " damaged: " << v.problem << "\n";
+            continue;
+        }
         *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name << " cuDNN "
                  << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile
                  << std::right << std::setw(10) << human_size(v.bytes)

@@ -3,10 +3,9 @@
 #include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../store/lock.hpp"
+#include "../store/records.hpp"
 #include "../store/state.hpp"
 #include "../sys/process.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -22,7 +21,6 @@ extern char** environ;
 namespace cudaenv::activate {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::string Machine::inside(const fs::path& p) const {
     if (sysroot == "/" || sysroot.empty()) {
@@ -409,6 +407,9 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
                      "version '" + version + "' is not installed (or incomplete)")
             .with_hint("cudaenv install " + version);
     }
+    // Read before anything changes: a damaged record stops the switch here.
+    auto record = CUDAENV_TRY(store::read_version_record(vdir));
+    bool has_cudnn = !record.cudnn.empty();
     // The link's target is the canonical path (a root reached through a symlink included), so that
     // the link works from any directory and does not depend on that symlink staying (S8).
     Machine canon = m;
@@ -490,12 +491,6 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     failpoint::hit("switch-after-rename");
     if (auto st = set_conf(m, conf_content); !st) {
         return undo(std::move(st).error());
-    }
-    auto rec = read_text_file(vdir / store::k_version_record);
-    bool has_cudnn = false;
-    if (rec) {
-        auto j = json::parse(*rec, nullptr, false);
-        has_cudnn = j.is_object() && !j.value("cudnn", std::string()).empty();
     }
     out.ldconfig_ran = true;
     if (auto st = ldconfig_and_verify(canon, fs::weakly_canonical(vdir, ec), has_cudnn); !st) {

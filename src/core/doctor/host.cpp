@@ -3,6 +3,7 @@
 #include "../activate/machine.hpp"
 #include "../activate/selection.hpp"
 #include "../manifest/codec.hpp"
+#include "../store/records.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -567,10 +568,9 @@ const Toolkit& Host::toolkit() {
         t.prefix = machine_path(m_config.root.versions() / *sel->version);
         if (auto text = read(
                 machine_path(m_config.root.versions() / *sel->version / store::k_version_record))) {
-            auto doc = manifest::parse_json_text(*text, "record");
-            if (doc && doc->is_object()) {
-                t.cuda = Version::try_parse(doc->value("cuda", ""));
-                t.cudnn = Version::try_parse(doc->value("cudnn", ""));
+            if (auto rec = store::decode_version_record(*text, "record")) {
+                t.cuda = Version::try_parse(rec->cuda);
+                t.cudnn = Version::try_parse(rec->cudnn);
             }
         }
     }

@@ -2,6 +2,7 @@
 
 #include "../archive/links.hpp"
 #include "../fs.hpp"
+#include "../store/records.hpp"
 #include "../store/root.hpp"
 #include "../sys/process.hpp"
 
@@ -119,64 +120,63 @@ struct Composer {
     }
 };
 
-Result<json> record_of(const StoreEntry& e) {
-    auto text = read_text_file(e.dir / store::k_complete_record);
-    if (!text) {
-        return std::move(text).error();
+Result<store::StoreRecord> record_of(const StoreEntry& e) {
+    auto rec = store::read_store_record(e.dir);
+    if (!rec) {
+        return Error(ErrorCode::integrity,
+                     "store entry '" + e.name +
+                         "' has a damaged record: " + rec.error().full_message())
+            .with_hint("cudaenv uninstall the versions that use it, then install again");
     }
-    auto j = json::parse(*text, nullptr, false);
-    if (!j.is_object() || !j.contains("files") || !j["files"].is_array()) {
-        return Error(ErrorCode::integrity, "store entry '" + e.name + "' has a damaged record");
-    }
-    return j;
+    return rec;
 }
 
-Status add_cuda_component(Composer& c, const StoreEntry& e, const json& rec) {
-    for (const auto& f : rec["files"]) {
-        std::string path = f.value("path", "");
-        std::string type = f.value("type", "");
+Status add_cuda_component(Composer& c, const StoreEntry& e, const store::StoreRecord& rec) {
+    using Type = store::FileRecord::Type;
+    for (const auto& f : rec.files) {
+        const std::string& path = f.path;
         auto slash = path.find('/');
-        if (slash == std::string::npos && type != "dir") {
+        if (slash == std::string::npos && f.type != Type::dir) {
             continue; // LICENSE, README at the archive's top stay in the store
         }
         std::string first = path.substr(0, slash);
         std::string mapped = (first == "lib" ? std::string("lib64") : first) +
                              (slash == std::string::npos ? "" : path.substr(slash));
-        if (type == "dir") {
+        switch (f.type) {
+        case Type::dir:
             CUDAENV_TRY(c.mkdirs(mapped));
-        } else if (type == "file") {
-            CUDAENV_TRY(
-                c.link_file(e.dir / path, mapped, f.value("size", std::uint64_t{0}), e.name));
-        } else if (type == "symlink") {
-            CUDAENV_TRY(c.link_symlink(f.value("target", ""), mapped, e.name));
+            break;
+        case Type::file:
+            CUDAENV_TRY(c.link_file(e.dir / path, mapped, f.size, e.name));
+            break;
+        case Type::symlink:
+            CUDAENV_TRY(c.link_symlink(f.target, mapped, e.name));
+            break;
         }
     }
     return Ok{};
 }
 
-Status add_cudnn(Composer& c, const StoreEntry& e, const json& rec) {
+Status add_cudnn(Composer& c, const StoreEntry& e, const store::StoreRecord& rec) {
     std::vector<std::pair<std::string, std::string>> links; // lib64 name -> target basename
-    for (const auto& f : rec["files"]) {
-        std::string path = f.value("path", "");
-        std::string type = f.value("type", "");
+    using Type = store::FileRecord::Type;
+    for (const auto& f : rec.files) {
+        const std::string& path = f.path;
         std::string base = base_of(path);
-        if (type == "dir") {
+        if (f.type == Type::dir) {
             continue;
         }
         if (is_library_name(base)) {
-            if (type == "file") {
-                CUDAENV_TRY(c.link_file(
-                    e.dir / path, "lib64/" + base, f.value("size", std::uint64_t{0}), e.name));
+            if (f.type == Type::file) {
+                CUDAENV_TRY(c.link_file(e.dir / path, "lib64/" + base, f.size, e.name));
             } else {
-                links.emplace_back(base, base_of(f.value("target", "")));
+                links.emplace_back(base, base_of(f.target));
             }
         } else if (is_header_path(path)) {
-            if (type == "file") {
-                CUDAENV_TRY(c.link_file(
-                    e.dir / path, "include/" + base, f.value("size", std::uint64_t{0}), e.name));
+            if (f.type == Type::file) {
+                CUDAENV_TRY(c.link_file(e.dir / path, "include/" + base, f.size, e.name));
             } else {
-                CUDAENV_TRY(
-                    c.link_symlink(base_of(f.value("target", "")), "include/" + base, e.name));
+                CUDAENV_TRY(c.link_symlink(base_of(f.target), "include/" + base, e.name));
             }
         }
     }
@@ -285,7 +285,7 @@ Status compose_version(const fs::path& stage,
                        const std::vector<StoreEntry>& entries,
                        const LibraryChecker& check_libraries) {
     Composer c{stage, {}, 0, 0};
-    json components = json::array();
+    std::vector<store::VersionComponent> components;
     json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
     for (const auto& e : entries) {
         auto rec = CUDAENV_TRY(record_of(e));
@@ -297,10 +297,7 @@ Status compose_version(const fs::path& stage,
             version_json[e.component] = {{"name", comp ? comp->description : e.component},
                                          {"version", e.version}};
         }
-        components.push_back({{"component", e.component},
-                              {"version", e.version},
-                              {"sha256", e.sha256},
-                              {"store", e.name}});
+        components.push_back({e.component, e.version, e.sha256, e.name});
     }
     std::error_code ec;
     if (fs::is_directory(stage / "lib64", ec) &&
@@ -381,17 +378,16 @@ Status compose_version(const fs::path& stage,
     }
 
     CUDAENV_TRY(write_file_atomic(stage / "version.json", version_json.dump(4) + "\n"));
-    json rec{{"schema", "cudaenv.version/1"},
-             {"name", res.version_name()},
-             {"cuda", res.cuda->version.str()},
-             {"cudnn", res.cudnn ? res.cudnn->version.str() : ""},
-             {"cudnn_cuda", res.cudnn_build ? res.cudnn_build->cuda : ""},
-             {"profile", res.profile},
-             {"platform", res.platform},
-             {"files", c.files},
-             {"bytes", c.bytes},
-             {"components", components}};
-    CUDAENV_TRY(write_file_atomic(stage / store::k_version_record, rec.dump(2) + "\n"));
+    store::VersionRecord rec{res.version_name(),
+                             res.cuda->version.str(),
+                             res.cudnn ? res.cudnn->version.str() : "",
+                             res.cudnn_build ? res.cudnn_build->cuda : "",
+                             res.profile,
+                             res.platform,
+                             c.files,
+                             c.bytes,
+                             std::move(components)};
+    CUDAENV_TRY(store::write_version_record(stage, rec));
     // the files are hard links to store entries, already on disk: the folders, links and records
     // are what is new
     return store::sync_tree(stage);

@@ -5,6 +5,7 @@
 #include "../fs.hpp"
 #include "../manifest/codec.hpp"
 #include "../store/lock.hpp"
+#include "../store/records.hpp"
 #include "../sys/dynlib.hpp"
 #include "compose.hpp"
 
@@ -96,36 +97,35 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
     return jobs;
 }
 
-json entry_record(const Job& j, const archive::Extracted& x) {
-    json files = json::array();
+store::StoreRecord entry_record(const Job& j, const archive::Extracted& x) {
+    store::StoreRecord r{j.archive.component,
+                         j.archive.version.str(),
+                         j.archive.artifact.sha256,
+                         j.url,
+                         x.top,
+                         x.bytes,
+                         {}};
+    r.files.reserve(x.entries.size());
     for (const auto& e : x.entries) {
-        json f{{"path", e.path}};
+        store::FileRecord f;
+        f.path = e.path;
         switch (e.type) {
         case archive::Entry::Type::directory:
-            f["type"] = "dir";
+            f.type = store::FileRecord::Type::dir;
             break;
         case archive::Entry::Type::symlink:
-            f["type"] = "symlink";
-            f["target"] = e.target;
+            f.type = store::FileRecord::Type::symlink;
+            f.target = e.target;
             break;
         case archive::Entry::Type::file:
-            f["type"] = "file";
-            f["size"] = e.size;
-            if (e.executable) {
-                f["x"] = true;
-            }
+            f.type = store::FileRecord::Type::file;
+            f.size = e.size;
+            f.executable = e.executable;
             break;
         }
-        files.push_back(std::move(f));
+        r.files.push_back(std::move(f));
     }
-    return json{{"schema", "cudaenv.store/1"},
-                {"component", j.archive.component},
-                {"version", j.archive.version.str()},
-                {"sha256", j.archive.artifact.sha256},
-                {"source", j.url},
-                {"top", x.top},
-                {"bytes", x.bytes},
-                {"files", files}};
+    return r;
 }
 
 /// Extraction slots, one per core, handed to the largest waiting archive first: downloads finish
@@ -230,8 +230,7 @@ Status run_job(const store::Root& root,
         }
         return std::move(x).error();
     }
-    CUDAENV_TRY(
-        write_file_atomic(stage / store::k_complete_record, entry_record(j, *x).dump() + "\n"));
+    CUDAENV_TRY(store::write_store_record(stage, entry_record(j, *x)));
     if (auto st = store::sync_tree(stage); !st) {
         store::remove_tree(stage);
         return std::move(st).error();
@@ -340,34 +339,18 @@ Status check_space(const store::Root& root, const std::vector<Job>& jobs) {
     return Ok{};
 }
 
-Result<json> read_json(const fs::path& p) {
-    auto text = read_text_file(p);
-    if (!text) {
-        return std::move(text).error();
-    }
-    auto j = json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        // Appended: GCC 12 -O3 warns falsely (-Wrestrict, PR 105651) on the `+` chain here.
-        std::string why = "'";
-        why += p.string();
-        why += "' is not a JSON object";
-        return Error(ErrorCode::integrity, std::move(why));
-    }
-    return j;
-}
-
 /// True when the installed version already holds every archive of this resolution.
 bool covers(const store::Root& root,
             const std::string& name,
             const std::vector<Job>& jobs,
             const std::string& platform) {
-    auto rec = read_json(root.versions() / name / store::k_version_record);
-    if (!rec || rec->value("platform", "") != platform) {
-        return false;
+    auto rec = store::read_version_record(root.versions() / name);
+    if (!rec || rec->platform != platform) {
+        return false; // a damaged record is replaced by a new composition
     }
     std::set<std::string> have;
-    for (const auto& c : rec->value("components", json::array())) {
-        have.insert(c.value("store", ""));
+    for (const auto& c : rec->components) {
+        have.insert(c.store);
     }
     for (const auto& j : jobs) {
         if (!have.count(j.entry)) {
@@ -510,11 +493,12 @@ Result<Removed> uninstall(const store::Root& root,
     // Store entries no remaining version uses go too.
     std::set<std::string> used;
     for (const auto& v : store::installed_versions(root)) {
-        auto rec = read_json(root.versions() / v / store::k_version_record);
-        if (rec) {
-            for (const auto& c : rec->value("components", json::array())) {
-                used.insert(c.value("store", ""));
-            }
+        auto rec = store::read_version_record(root.versions() / v);
+        if (!rec) {
+            return out; // which entries it needs is unknown: keep them all
+        }
+        for (const auto& c : rec->components) {
+            used.insert(c.store);
         }
     }
     for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {

@@ -96,10 +96,12 @@ struct InstalledVersion {
     std::string platform;
     std::uint64_t bytes = 0;
     std::filesystem::path prefix;
+    std::string problem; ///< the record cannot be read: why (only with include_damaged)
 };
 
-/// Reads the record of every installed version.
-std::vector<InstalledVersion> list_installed(const store::Root& root);
+/// Reads the record of every installed version. A version whose record cannot be read (damaged,
+/// another schema) is left out, or listed with `problem` set when `include_damaged`.
+std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged = false);
 
 /// dlopen()s each file (RTLD_NOW) in this process; returns "file: dlerror" for failures.
 /// Used by the `__check-libs` child that LibraryChecker runs.

@@ -1,0 +1,159 @@
+#include "core/fs.hpp"
+#include "core/store/records.hpp"
+#include "core/store/root.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace cudaenv;
+using namespace cudaenv::store;
+
+namespace {
+
+StoreRecord sample_store() {
+    StoreRecord r{"cuda_cudart",
+                  "11.8.89",
+                  std::string(64, 'a'),
+                  "https://m/x.tar.xz",
+                  "cuda_cudart-linux-x86_64-11.8.89-archive",
+                  1234,
+                  {}};
+    r.files.push_back({FileRecord::Type::dir, "lib", "", 0, false});
+    r.files.push_back({FileRecord::Type::file, "lib/libcudart.so.11.8.89", "", 700, false});
+    r.files.push_back(
+        {FileRecord::Type::symlink, "lib/libcudart.so.11.0", "libcudart.so.11.8.89", 0, false});
+    r.files.push_back({FileRecord::Type::file, "bin/nvcc", "", 9, true});
+    return r;
+}
+
+VersionRecord sample_version() {
+    return {"11.8.0+cudnn8.6.0.163",
+            "11.8.0",
+            "8.6.0.163",
+            "11",
+            "runtime",
+            "linux-x86_64",
+            42,
+            4096,
+            {{"cuda_cudart", "11.8.89", std::string(64, 'b'), "cuda_cudart-11.8.89-bbbbbbbbbbbb"}}};
+}
+
+} // namespace
+
+TEST(Records, StoreRecordRoundTrips) {
+    auto r = sample_store();
+    auto back = decode_store_record(encode(r), "'x'");
+    ASSERT_TRUE(back) << back.error().full_message();
+    EXPECT_EQ(encode(*back), encode(r));
+    ASSERT_EQ(back->files.size(), 4u);
+    EXPECT_EQ(back->files[2].target, "libcudart.so.11.8.89");
+    EXPECT_TRUE(back->files[3].executable);
+    EXPECT_FALSE(back->files[1].executable);
+    EXPECT_EQ(back->files[1].size, 700u);
+}
+
+TEST(Records, VersionRecordRoundTrips) {
+    auto r = sample_version();
+    auto back = decode_version_record(encode(r), "'x'");
+    ASSERT_TRUE(back) << back.error().full_message();
+    EXPECT_EQ(encode(*back), encode(r));
+    EXPECT_EQ(back->components.at(0).store, "cuda_cudart-11.8.89-bbbbbbbbbbbb");
+    EXPECT_EQ(back->cudnn_cuda, "11");
+}
+
+TEST(Records, StateRoundTripsAndAcceptsTheSchemaLessFirstFormat) {
+    State s;
+    s.global = "11.8";
+    s.previous = Snapshot{"system", "foreign_link", "/opt/cuda", std::string("/x/lib64\n"), {}};
+    auto back = decode_state(encode(s), "'state.json'");
+    ASSERT_TRUE(back) << back.error().full_message();
+    EXPECT_EQ(encode(*back), encode(s));
+    auto old = decode_state(R"({"global": "12.4"})", "'state.json'");
+    ASSERT_TRUE(old);
+    EXPECT_EQ(old->global.value_or(""), "12.4");
+}
+
+TEST(Records, AnotherSchemaIsAClearIntegrityError) {
+    auto text = encode(sample_version());
+    auto at = text.find("cudaenv.version/1");
+    text.replace(at, 17, "cudaenv.version/2");
+    auto r = decode_version_record(text, "'/r/versions/v/.cudaenv-version.json'");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::integrity);
+    EXPECT_NE(r.error().message.find("has schema 'cudaenv.version/2'; this cudaenv reads "
+                                     "cudaenv.version/1"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find("/r/versions/v/.cudaenv-version.json"), std::string::npos);
+    auto s = decode_store_record(R"({"schema": "cudaenv.version/1", "files": []})", "'s'");
+    ASSERT_FALSE(s); // a version record is no store record
+    EXPECT_NE(s.error().message.find("this cudaenv reads cudaenv.store/1"), std::string::npos);
+    auto st = decode_state(R"({"schema": "cudaenv.state/9"})", "'state.json'");
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, ErrorCode::integrity);
+}
+
+TEST(Records, MissingSchemaFieldsAndWrongTypesNameTheField) {
+    struct Case {
+        const char* text;
+        const char* says;
+    };
+
+    const Case cases[] = {
+        {R"({"component": "x"})", "has no 'schema'"},
+        {R"([1, 2])", "is not a JSON object"},
+        {"{\"schema\": \"cudaenv.store/1\", \"component\": \"c\", \"version\": \"1\", "
+         "\"sha256\": \"a\"}",
+         "has no 'files' list"},
+        {"{\"schema\": \"cudaenv.store/1\", \"component\": 7, \"version\": \"1\", "
+         "\"sha256\": \"a\", \"files\": []}",
+         "'component' that is not a string"},
+        {"{\"schema\": \"cudaenv.store/1\", \"component\": \"c\", \"version\": \"1\", "
+         "\"sha256\": \"a\", \"files\": [{\"path\": \"p\", \"type\": \"fifo\"}]}",
+         "unknown type 'fifo'"},
+        {"{\"schema\": \"cudaenv.store/1\", \"component\": \"c\", \"version\": \"1\", "
+         "\"sha256\": \"a\", \"files\": [{\"path\": \"p\", \"type\": \"file\", \"size\": -1}]}",
+         "'files[].size' that is not a count"},
+        {"{\"schema\": \"cudaenv.store/1\", \"component\": \"c\", \"version\": \"1\", "
+         "\"sha256\": \"a\", \"files\": [{\"path\": \"p\", \"type\": \"symlink\"}]}",
+         "has no 'files[].target'"},
+    };
+    for (const auto& c : cases) {
+        auto r = decode_store_record(c.text, "'rec'");
+        ASSERT_FALSE(r) << c.text;
+        EXPECT_EQ(r.error().code, ErrorCode::integrity);
+        EXPECT_NE(r.error().message.find(c.says), std::string::npos)
+            << c.text << " -> " << r.error().message;
+    }
+    auto v = decode_version_record(R"({"schema": "cudaenv.version/1", "name": "n", "cuda": "1",
+                                       "platform": "p", "components": [{"component": "c"}]})",
+                                   "'rec'");
+    ASSERT_FALSE(v);
+    EXPECT_NE(v.error().message.find("has no 'components[].version'"), std::string::npos)
+        << v.error().message;
+}
+
+TEST(Records, WrittenAtomicallyIntoTheDirectoryAndReadBack) {
+    auto dir = fs::temp_directory_path() / ("records-test-" + random_hex());
+    fs::create_directories(dir);
+    ASSERT_TRUE(write_version_record(dir, sample_version()));
+    ASSERT_TRUE(write_store_record(dir, sample_store()));
+    auto v = read_version_record(dir);
+    ASSERT_TRUE(v) << v.error().full_message();
+    EXPECT_EQ(v->name, "11.8.0+cudnn8.6.0.163");
+    auto s = read_store_record(dir);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->files.size(), 4u);
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        (void)e;
+        ++n;
+    }
+    EXPECT_EQ(n, 2u); // no temporary file left beside them
+    auto missing = read_version_record(dir / "nope");
+    EXPECT_FALSE(missing);
+    fs::remove_all(dir);
+}
