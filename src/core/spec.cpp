@@ -12,7 +12,7 @@ constexpr const char* k_forms = "a SPEC is tf-2.13, tensorflow-2.13, 11.8, 11.8.
                                 "cudnn-8.6 (with --cuda) or 11.8+cudnn-8.6";
 
 Error spec_error(std::string_view text, const std::string& why) {
-    return Error(ErrorCode::usage, "invalid SPEC '" + std::string(text) + "': " + why)
+    return Error(ErrorCode::usage, "invalid SPEC '" + printable(text) + "': " + why)
         .with_hint(k_forms);
 }
 
@@ -23,13 +23,12 @@ Result<Version> version_part(std::string_view spec,
                              const char* what) {
     auto v = Version::parse(text);
     if (!v) {
-        return spec_error(spec,
-                          std::string(what) + " version '" + std::string(text) +
-                              "' is not a dotted number");
+        return spec_error(
+            spec, std::string(what) + " version '" + printable(text) + "' is not a dotted number");
     }
     if (v->size() < min_parts || v->size() > max_parts) {
         return spec_error(spec,
-                          std::string(what) + " version '" + std::string(text) + "' must have " +
+                          std::string(what) + " version '" + printable(text) + "' must have " +
                               std::to_string(min_parts) + " to " + std::to_string(max_parts) +
                               " parts");
     }
@@ -126,7 +125,7 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& f
     std::string name(text.substr(0, sep));
     std::string_view ver = text.substr(sep + sep_len);
     if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char)) {
-        return spec_error(text, "'" + name + "' is not a name");
+        return spec_error(text, "'" + printable(name) + "' is not a name");
     }
     std::transform(name.begin(), name.end(), name.begin(), [](char c) {
         return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -146,11 +145,11 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& f
     known.push_back("cudnn");
     if (!framework_names.empty() &&
         std::find(framework_names.begin(), framework_names.end(), name) == framework_names.end()) {
-        auto err =
-            Error(ErrorCode::usage,
-                  "unknown SPEC '" + std::string(text) + "': no framework named '" + name + "'");
+        auto err = Error(ErrorCode::usage,
+                         "unknown SPEC '" + printable(text) + "': no framework named '" +
+                             printable(name) + "'");
         if (auto m = closest_match(name, known)) {
-            err = std::move(err).with_hint("did you mean '" + *m + "-" + std::string(ver) + "'?");
+            err = std::move(err).with_hint("did you mean '" + *m + "-" + printable(ver) + "'?");
         }
         return std::move(err).with_hint(k_forms);
     }

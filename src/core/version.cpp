@@ -4,7 +4,7 @@ namespace cudaenv {
 
 Result<Version> Version::parse(std::string_view text) {
     auto bad = [&](const char* why) {
-        return Error(ErrorCode::usage, "invalid version '" + std::string(text) + "': " + why);
+        return Error(ErrorCode::usage, "invalid version '" + printable(text) + "': " + why);
     };
     if (text.empty()) {
         return bad("empty");

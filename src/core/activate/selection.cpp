@@ -97,6 +97,18 @@ std::vector<std::string> names_of(const manifest::Catalog& c) {
 
 } // namespace
 
+Result<std::string> parse_version_file(std::string_view text, const std::string& where) {
+    std::string written = first_word(std::string(text));
+    if (written.empty()) {
+        return Error(ErrorCode::usage, where + " names no version")
+            .with_hint("cudaenv use SPEC rewrites it, or delete it");
+    }
+    if (!plain_version_text(written)) {
+        return bad_version_text(written, where);
+    }
+    return written;
+}
+
 Result<std::string> match_installed(const store::Root& root,
                                     const std::vector<manifest::Framework>& frameworks,
                                     const std::string& written) {
@@ -179,16 +191,9 @@ Result<Selection> select(const store::Root& root,
         if (!text) {
             return std::move(text).error();
         }
-        s.written = first_word(*text);
+        s.written = CUDAENV_TRY(parse_version_file(*text, "'" + file->string() + "'"));
         s.origin = Selection::Origin::file;
         s.source = *file;
-        if (s.written.empty()) {
-            return Error(ErrorCode::usage, "'" + file->string() + "' names no version")
-                .with_hint("cudaenv use SPEC rewrites it, or delete it");
-        }
-        if (!plain_version_text(s.written)) {
-            return bad_version_text(s.written, "'" + file->string() + "'");
-        }
     } else if (auto global = CUDAENV_TRY(store::global_version(root))) {
         s.origin = Selection::Origin::global;
         s.written = *global;

@@ -32,6 +32,10 @@ struct Selection {
 /// The nearest .cuda-version from `dir` upwards, if any.
 std::optional<std::filesystem::path> find_version_file(const std::filesystem::path& dir);
 
+/// What a .cuda-version's text names: its first word that is not a comment, which must be plain
+/// version text (letters, digits, "._+-=@:~"). `where` names the file in errors (exit 2).
+Result<std::string> parse_version_file(std::string_view text, const std::string& where);
+
 /// Maps what a user wrote to an installed version, reading only the installed versions' records
 /// and the framework tables (fast enough for shims): an installed version's exact name; a CUDA
 /// (`11.8`), a pair (`11.8+cudnn-8.6`) or a framework (`tf-2.13`, through its tested pair) matched

@@ -442,7 +442,7 @@ Result<Extracted> extract(const fs::path& path,
     sys::archive().read_support_format_tar(ra.a);
     if (compression == Compression::xz) {
         sys::archive().read_support_filter_xz(ra.a);
-    } else {
+    } else if (compression == Compression::gzip) {
         sys::archive().read_support_filter_gzip(ra.a);
     }
     std::string name = path.filename().string();
@@ -470,11 +470,13 @@ Result<Extracted> extract(const fs::path& path,
         }
         if (!checked_format) {
             checked_format = true;
-            int want = compression == Compression::xz ? ARCHIVE_FILTER_XZ : ARCHIVE_FILTER_GZIP;
+            const auto [want, text] = compression == Compression::xz
+                                          ? std::pair{ARCHIVE_FILTER_XZ, "xz-compressed"}
+                                      : compression == Compression::gzip
+                                          ? std::pair{ARCHIVE_FILTER_GZIP, "gzip-compressed"}
+                                          : std::pair{ARCHIVE_FILTER_NONE, "a plain tar"};
             if (sys::archive().filter_code(ra.a, 0) != want) {
-                return broken(name,
-                              std::string("not ") +
-                                  (compression == Compression::xz ? "xz" : "gzip") + "-compressed");
+                return broken(name, std::string("not ") + text);
             }
         }
         CUDAENV_TRY(x.add(ra.a, e));

@@ -32,7 +32,9 @@ struct Limits {
     std::size_t max_path = 1024;
 };
 
-enum class Compression { xz, gzip };
+/// xz for .tar.xz, gzip for .tgz; none is a plain tar (never chosen from a download's name: the
+/// fuzz targets feed the filter raw tar bytes, and a payload already decompressed may use it).
+enum class Compression { xz, gzip, none };
 
 struct Entry {
     enum class Type { file, directory, symlink };

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/seed-*) from the project's own
+manifests, trimmed NVIDIA indexes (../shared/reference, when present) and small tars built here.
+Run from the repository root; the output is committed. Crash inputs a fuzzer finds are committed
+beside them as corpus/<target>/regress-*, and never regenerated."""
+import io
+import json
+import pathlib
+import sys
+import tarfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "tests" / "fuzz" / "corpus"
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+
+def put(target, name, data):
+    d = OUT / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"seed-{name}").write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def manifests():
+    m = ROOT / "manifests"
+    docs = [
+        (0, "cuda-11.8", m / "cuda" / "11.8.0.json"),
+        (0, "cuda-10.0", m / "cuda" / "10.0.130.json"),
+        (1, "cudnn-8.6", m / "cudnn" / "8.6.0.163.json"),
+        (1, "cudnn-7.6", m / "cudnn" / "7.6.5.32.json"),
+        (2, "tensorflow", m / "frameworks" / "tensorflow.json"),
+        (3, "gpus", m / "gpus.json"),
+        (4, "profiles", m / "profiles.json"),
+        (5, "rules", m / "rules.json"),
+        (6, "indexes", m / "indexes.json"),
+    ]
+    for kind, name, path in docs:
+        doc = json.loads(path.read_text())
+        if kind == 0:  # a few components keep the seed small
+            keep = sorted(doc.get("components", {}))[:3]
+            doc["components"] = {k: doc["components"][k] for k in keep}
+        put("manifest", name, bytes([kind]) + json.dumps(doc, indent=1).encode())
+
+
+def redistrib():
+    for name in ("cuda-redistrib_11.8.0.json", "cuda-redistrib_12.4.1.json", "cudnn-redistrib_8.9.7.29.json",
+                 "cudnn-redistrib_9.8.0.json"):
+        path = REFERENCE / name
+        if not path.exists():
+            print(f"skipped {name}: {REFERENCE} is not there", file=sys.stderr)
+            continue
+        doc = json.loads(path.read_text())
+        keys = [k for k in doc if isinstance(doc[k], dict)]
+        for k in keys[3:]:
+            del doc[k]
+        put("redistrib", name.removesuffix(".json"), json.dumps(doc, indent=1))
+
+
+def specs():
+    for i, s in enumerate(["tf-2.13", "11.8", "11.8+cudnn-8.6", "cuda-12.4.1+cudnn-9.8.0", "tensorflow==2.15.1",
+                           "12", "12.4.1.3.2.1", "tf-2.13+cudnn-8.6", "cudnn/12.4", "lib/libcudart.so.11.8.89",
+                           "%2e%2e/etc", "torch-2.1", "11.8.0+cudnn8.6.0.163"]):
+        put("spec", f"{i:02d}", s)
+
+
+def selection():
+    texts = {
+        "version": "11.8\n",
+        "comment": "# pinned for the lab\n  tf-2.13   # team\n",
+        "pair": "11.8.0+cudnn8.6.0.163",
+        "crlf": "12.4\r\n",
+        "requirements": "numpy==1.26\ntensorflow==2.13.1\n",
+        "extras": "tensorflow[and-cuda]~=2.15\n",
+        "pipfile": '[packages]\ntensorflow-gpu = "==2.10"\n',
+        "conda": "dependencies:\n  - python=3.10\n  - tensorflow=2.13\n",
+        "pyproject": '[project]\ndependencies = ["tensorflow>=2.14,<2.15"]\n',
+    }
+    for name, text in texts.items():
+        put("selection", name, text)
+
+
+def tar(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
+        for name, kind, data in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(info)
+            elif kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                t.addfile(info)
+            elif kind == "hard":
+                info.type, info.linkname = tarfile.LNKTYPE, data
+                t.addfile(info)
+            else:
+                info.size, info.mode = len(data), 0o755 if kind == "exe" else 0o644
+                t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def archives():
+    top = "cuda_cudart-linux-x86_64-11.8.89-archive"
+    elf = b"\x7fELF\x02\x01\x01" + bytes(57)
+    put("archive", "nvidia-layout", tar([
+        (top, "dir", None), (f"{top}/lib", "dir", None), (f"{top}/include", "dir", None),
+        (f"{top}/lib/libcudart.so.11.8.89", "file", elf),
+        (f"{top}/lib/libcudart.so.11.0", "link", "libcudart.so.11.8.89"),
+        (f"{top}/lib/libcudart.so", "link", "libcudart.so.11.0"),
+        (f"{top}/lib/libcudart_static.a", "hard", f"{top}/lib/libcudart.so.11.8.89"),
+        (f"{top}/include/cuda_runtime.h", "file", b"#pragma once\n"),
+        (f"{top}/bin", "dir", None), (f"{top}/bin/nvcc", "exe", b"#!/bin/sh\n"),
+        (f"{top}/LICENSE", "file", b"license\n"),
+    ]))
+    put("archive", "link-chain-escape", tar([
+        (top, "dir", None), (f"{top}/lib", "dir", None),
+        (f"{top}/lib/up", "link", ".."), (f"{top}/lib/x", "link", "up/../../etc/passwd"),
+    ]))
+    put("archive", "case-twins", tar([
+        (top, "dir", None), (f"{top}/Foo.h", "file", b"a"), (f"{top}/foo.h", "file", b"b"),
+    ]))
+    put("archive", "absolute", tar([(top, "dir", None), ("/etc/cron.d/x", "file", b"x")]))
+    put("archive", "link-loop", tar([
+        (top, "dir", None), (f"{top}/a", "link", "b"), (f"{top}/b", "link", "a"),
+    ]))
+
+
+if __name__ == "__main__":
+    manifests()
+    redistrib()
+    specs()
+    selection()
+    archives()

@@ -1,0 +1,37 @@
+// Project files cudaenv reads at every prompt and every shim call: .cuda-version and the
+// requirement files that pin TensorFlow. Properties: no crash; errors are one printable line; a
+// name taken from .cuda-version is plain version text (no NUL, no control byte, no separator, never
+// "." or ".."), so it cannot select versions/ itself or a path outside it.
+#include "core/activate/selection.hpp"
+
+#include "fuzz.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+using namespace cudaenv;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string_view text(reinterpret_cast<const char*>(data), size);
+
+    auto written = activate::parse_version_file(text, "'/p/.cuda-version'");
+    fuzz::check(written, ".cuda-version");
+    if (written) {
+        const std::string& w = *written;
+        fuzz::require(!w.empty() && w != "." && w != "..", "a name that is a directory", w);
+        for (char ch : w) {
+            auto c = static_cast<unsigned char>(ch);
+            fuzz::require(c > 0x20 && c < 0x7f && c != '/' && c != '\\',
+                          "a selected name with a separator or control byte",
+                          w);
+        }
+    }
+
+    std::size_t line = 0;
+    if (auto pin = activate::parse_tensorflow_pin(text, &line)) {
+        fuzz::require(!pin->str().empty(), "an empty pin");
+        fuzz::require(line >= 1, "a pin without its line");
+    }
+    return 0;
+}
