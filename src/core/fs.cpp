@@ -117,46 +117,90 @@ void sweep_temp_files(const std::filesystem::path& dir, std::string_view base) {
     }
 }
 
-Status
-write_file_atomic(const std::filesystem::path& path, std::string_view content, unsigned mode) {
+int Disk::open(const char* path, int flags, unsigned mode) const {
+    return ::open(path, flags, static_cast<mode_t>(mode));
+}
+
+long Disk::write(int fd, const void* data, std::size_t size) const {
+    return ::write(fd, data, size);
+}
+
+int Disk::fchmod(int fd, unsigned mode) const {
+    return ::fchmod(fd, static_cast<mode_t>(mode));
+}
+
+int Disk::fsync(int fd) const {
+    return ::fsync(fd);
+}
+
+int Disk::close(int fd) const {
+    return ::close(fd);
+}
+
+int Disk::rename(const char* from, const char* to) const {
+    return ::rename(from, to);
+}
+
+int Disk::unlink(const char* path) const {
+    return ::unlink(path);
+}
+
+const Disk& real_disk() {
+    static const Disk disk;
+    return disk;
+}
+
+Status write_file_atomic(const std::filesystem::path& path,
+                         std::string_view content,
+                         unsigned mode,
+                         const Disk& disk) {
     auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
     std::filesystem::path tmp;
-    Fd fd(-1);
+    int fd = -1;
     // An unpredictable name, created exclusively; a name that is taken (planted, or a one in
     // 2^64 clash) is never touched: another name is tried.
-    for (int tries = 0; fd.get() < 0; ++tries) {
+    for (int tries = 0; fd < 0; ++tries) {
         tmp = dir / temp_name(path.filename().string());
-        fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (fd.get() < 0 && (errno != EEXIST || tries >= 16)) {
+        fd = disk.open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 && (errno != EEXIST || tries >= 16)) {
             return fs_error("cannot create", tmp, errno);
         }
     }
     auto fail = [&](const char* what) {
         int err = errno;
-        ::unlink(tmp.c_str());
+        if (fd >= 0) {
+            disk.close(fd);
+        }
+        disk.unlink(tmp.c_str());
         return fs_error(what, tmp, err);
     };
     std::size_t off = 0;
     while (off < content.size()) {
-        ssize_t n = ::write(fd.get(), content.data() + off, content.size() - off);
+        long n = disk.write(fd, content.data() + off, content.size() - off);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
             return fail("cannot write");
         }
+        if (n == 0) {
+            errno = ENOSPC; // write(2) returning 0 for a non-empty buffer: no room
+            return fail("cannot write");
+        }
         off += static_cast<std::size_t>(n);
     }
-    if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
+    if (disk.fchmod(fd, mode) != 0) {
         return fail("cannot chmod");
     }
-    if (::fsync(fd.get()) != 0) {
+    if (disk.fsync(fd) != 0) {
         return fail("cannot fsync");
     }
-    if (fd.close() != 0) {
+    int closed = disk.close(fd);
+    fd = -1;
+    if (closed != 0) {
         return fail("cannot close");
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (disk.rename(tmp.c_str(), path.c_str()) != 0) {
         return fail("cannot rename into place");
     }
     Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -3,6 +3,7 @@
 
 #include "error.hpp"
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,12 +13,32 @@ namespace cudaenv {
 /// Reads a whole file. ErrorCode::filesystem names the path and the errno text.
 Result<std::string> read_text_file(const std::filesystem::path& path);
 
+/// The system calls an atomic write makes (ninja's DiskInterface): the seam through which unit
+/// tests fail any one of them (ENOSPC on write, EIO on fsync, EXDEV on rename, short writes,
+/// EINTR) and check that the old file survives and no temporary file is left.
+class Disk {
+  public:
+    virtual ~Disk() = default;
+    virtual int open(const char* path, int flags, unsigned mode) const;
+    virtual long write(int fd, const void* data, std::size_t size) const;
+    virtual int fchmod(int fd, unsigned mode) const;
+    virtual int fsync(int fd) const;
+    virtual int close(int fd) const;
+    virtual int rename(const char* from, const char* to) const;
+    virtual int unlink(const char* path) const;
+};
+
+/// The real system calls.
+const Disk& real_disk();
+
 /// Writes `content` to `path` so that readers see the old file or the new one, never a part:
 /// a temporary file in the same directory, fsync, rename over `path`, fsync of the directory.
-/// The new file gets `mode` regardless of the umask.
+/// The new file gets `mode` regardless of the umask. On any error the temporary file is gone and
+/// `path` is as it was.
 Status write_file_atomic(const std::filesystem::path& path,
                          std::string_view content,
-                         unsigned mode = 0644);
+                         unsigned mode = 0644,
+                         const Disk& disk = real_disk());
 
 /// "errno text" for the current errno, as "No such file or directory".
 std::string errno_text(int err);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <set>
 
 extern char** environ;
 
@@ -78,8 +79,8 @@ LinkState read_link_state(const Machine& m, const store::Root& root) {
     return s;
 }
 
-std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::string_view text) {
-    std::vector<std::pair<std::string, std::string>> out;
+std::vector<LdCacheEntry> parse_ld_cache(std::string_view text) {
+    std::vector<LdCacheEntry> out;
     std::size_t pos = 0;
     while (pos < text.size()) {
         auto end = text.find('\n', pos);
@@ -87,22 +88,21 @@ std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::strin
             text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
         pos = end == std::string_view::npos ? text.size() : end + 1;
         auto arrow = line.find(" => ");
-        if (arrow == std::string_view::npos) {
+        auto open = line.find(" (");
+        if (arrow == std::string_view::npos || open == std::string_view::npos || open > arrow) {
             continue;
         }
+        auto close = line.find(')', open);
         auto start = line.find_first_not_of(" \t");
-        auto name_end = line.find(' ', start);
-        if (start == std::string_view::npos || name_end == std::string_view::npos) {
+        if (close == std::string_view::npos || close > arrow || start >= open) {
             continue;
         }
-        std::string name(line.substr(start, name_end - start));
-        std::string path(line.substr(arrow + 4));
-        bool seen = false;
-        for (const auto& e : out) {
-            seen = seen || e.first == name;
-        }
-        if (!seen) {
-            out.emplace_back(name, path);
+        LdCacheEntry e{std::string(line.substr(start, open - start)),
+                       std::string(line.substr(open + 2, close - open - 2)),
+                       std::string(line.substr(arrow + 4))};
+        // this machine's word size only (x86-64, AArch64), not the 32-bit compat entries
+        if (e.path.starts_with("/") && e.flags.find("64") != std::string::npos) {
+            out.push_back(std::move(e));
         }
     }
     return out;
@@ -181,7 +181,8 @@ Result<sys::ProcessResult> run_ldconfig(const Machine& m, const std::vector<std:
     args.insert(args.end(), extra.begin(), extra.end());
     sys::ProcessOptions opts;
     opts.timeout = m.ldconfig_timeout;
-    auto r = CUDAENV_TRY(sys::run_process(args, opts));
+    const auto& processes = m.processes ? *m.processes : sys::real_processes();
+    auto r = CUDAENV_TRY(processes.run(args, opts));
     if (r.timed_out) {
         return Error(ErrorCode::filesystem,
                      "'" + args[0] + "' did not finish within " +
@@ -208,8 +209,9 @@ Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool h
     for (const auto& lib : libs) {
         bool found = false;
         std::string first;
-        for (const auto& [name, path] : parse_ldconfig_cache(cache.out)) {
-            if (name.rfind(lib, 0) != 0) {
+        std::set<std::string> seen; // the loader takes the first entry of each SONAME
+        for (const auto& [name, flags, path] : parse_ld_cache(cache.out)) {
+            if (name.rfind(lib, 0) != 0 || !seen.insert(name).second) {
                 continue;
             }
             fs::path real = resolve_in_sysroot(m.sysroot, path);

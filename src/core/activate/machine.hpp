@@ -7,6 +7,7 @@
 
 #include "../error.hpp"
 #include "../store/root.hpp"
+#include "../sys/process.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -23,6 +24,8 @@ struct Machine {
     std::filesystem::path ldconfig; ///< absolute; empty: /sbin/ldconfig or /usr/sbin/ldconfig
     /// An ldconfig run longer than this is killed and the switch rolled back.
     std::chrono::seconds ldconfig_timeout{120};
+    /// How ldconfig is run; null: for real (sys::real_processes()).
+    const sys::ProcessRunner* processes = nullptr;
 
     std::filesystem::path link() const { return sysroot / "usr/local/cuda"; }
 
@@ -78,7 +81,16 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
 /// `ldconfig -p` for the machine: the loader cache under the sysroot, as ldconfig prints it.
 Result<std::string> print_ld_cache(const Machine& m);
 
-/// Parses `ldconfig -p` output: SONAME -> path, first entry per SONAME.
-std::vector<std::pair<std::string, std::string>> parse_ldconfig_cache(std::string_view text);
+/// One line of `ldconfig -p`: "\tlibcudart.so.12 (libc6,x86-64) => /usr/.../libcudart.so.12".
+struct LdCacheEntry {
+    std::string soname;
+    std::string flags; ///< "libc6,x86-64", "libc6,x86-64, OS ABI: Linux 3.2.0"
+    std::string path;
+};
+
+/// The entries of `ldconfig -p` output for this machine's word size (flags naming x86-64 or
+/// AArch64), in the cache's order (the loader takes the first of each SONAME). The header line,
+/// 32-bit compat entries and lines of another shape are skipped. The one parser of it.
+std::vector<LdCacheEntry> parse_ld_cache(std::string_view text);
 
 } // namespace cudaenv::activate

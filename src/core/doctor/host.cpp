@@ -709,23 +709,7 @@ const std::vector<CacheEntry>& Host::ld_cache() {
     } else if (auto text = activate::print_ld_cache(m); !text) {
         m_cache->ld_cache_error = text.error().message;
     } else {
-        // "\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.12"
-        for (const auto& line : lines_of(*text)) {
-            auto arrow = line.find(" => ");
-            auto open = line.find(" (");
-            if (arrow == std::string::npos || open == std::string::npos || open > arrow) {
-                continue;
-            }
-            CacheEntry e;
-            e.soname = trim(line.substr(0, open));
-            auto close = line.find(')', open);
-            e.flags = line.substr(open + 2, close == std::string::npos ? 0 : close - open - 2);
-            e.path = line.substr(arrow + 4);
-            // this machine's word size only (x86-64, AArch64), not the 32-bit compat entries
-            if (e.flags.find("64") != std::string::npos) {
-                out.push_back(std::move(e));
-            }
-        }
+        out = activate::parse_ld_cache(*text);
     }
     return *(m_cache->ld_cache = std::move(out));
 }

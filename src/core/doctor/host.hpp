@@ -7,6 +7,7 @@
 // driver, the selected toolkit, the loader's view) are computed once, on first use.
 #pragma once
 
+#include "../activate/machine.hpp"
 #include "../error.hpp"
 #include "../manifest/model.hpp"
 #include "../store/root.hpp"
@@ -105,11 +106,7 @@ struct ConfEntry {
     std::string file; ///< the conf file that lists it
 };
 
-struct CacheEntry {
-    std::string soname;
-    std::string flags; ///< "libc6,x86-64"
-    std::string path;
-};
+using CacheEntry = activate::LdCacheEntry;
 
 class Host {
   public:

@@ -121,4 +121,21 @@ Result<ProcessResult> run_process(const std::vector<std::string>& args,
     return r;
 }
 
+namespace {
+
+class RealProcesses final : public ProcessRunner {
+  public:
+    Result<ProcessResult> run(const std::vector<std::string>& argv,
+                              const ProcessOptions& options) const override {
+        return run_process(argv, options);
+    }
+};
+
+} // namespace
+
+const ProcessRunner& real_processes() {
+    static const RealProcesses real;
+    return real;
+}
+
 } // namespace cudaenv::sys

@@ -32,4 +32,17 @@ struct ProcessOptions {
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options = {});
 
+/// The seam for code that runs other programs (rustup's Process, ninja's DiskInterface): the
+/// machine switch takes one, so unit tests can play an ldconfig that fails, hangs, or prints a
+/// cache that points elsewhere, without a real one.
+class ProcessRunner {
+  public:
+    virtual ~ProcessRunner() = default;
+    virtual Result<ProcessResult> run(const std::vector<std::string>& argv,
+                                      const ProcessOptions& options) const = 0;
+};
+
+/// run_process, as a ProcessRunner.
+const ProcessRunner& real_processes();
+
 } // namespace cudaenv::sys

@@ -1,0 +1,192 @@
+// write_file_atomic through a Disk that fails one system call at a time, and the sweep of
+// temporary names: the old file survives every fault, and no temporary file is left behind.
+#include "core/fs.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace cudaenv;
+
+namespace {
+
+std::set<std::string> names_in(const fs::path& dir) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        out.insert(e.path().filename().string());
+    }
+    return out;
+}
+
+/// Fails the n-th call (counting every call of every kind from 1) with `err`; `short_writes`
+/// makes every write take at most 3 bytes, `eintr` makes every other write fail with EINTR.
+class FaultyDisk : public Disk {
+  public:
+    int fail_at = 0;
+    int err = EIO;
+    bool short_writes = false;
+    bool eintr = false;
+    mutable int calls = 0;
+
+    int open(const char* p, int flags, unsigned mode) const override {
+        return hit() ? -1 : Disk::open(p, flags, mode);
+    }
+
+    long write(int fd, const void* data, std::size_t size) const override {
+        if (hit()) {
+            return -1;
+        }
+        if (eintr && (m_writes++ % 2 == 0)) {
+            errno = EINTR;
+            return -1;
+        }
+        return Disk::write(fd, data, short_writes ? std::min<std::size_t>(size, 3) : size);
+    }
+
+    int fchmod(int fd, unsigned mode) const override { return hit() ? -1 : Disk::fchmod(fd, mode); }
+
+    int fsync(int fd) const override { return hit() ? -1 : Disk::fsync(fd); }
+
+    int close(int fd) const override {
+        if (hit()) {
+            Disk::close(fd); // close(2) releases the descriptor even when it reports an error
+            return -1;
+        }
+        return Disk::close(fd);
+    }
+
+    int rename(const char* from, const char* to) const override {
+        return hit() ? -1 : Disk::rename(from, to);
+    }
+
+    int unlink(const char* p) const override { return Disk::unlink(p); } // cleanup never fails
+
+  private:
+    mutable int m_writes = 0;
+
+    bool hit() const {
+        if (++calls == fail_at) {
+            errno = err;
+            return true;
+        }
+        return false;
+    }
+};
+
+} // namespace
+
+TEST(AtomicWrite, EveryFailingCallLeavesTheOldFileAndNoTemporary) {
+    test::TempDir d;
+    auto target = d.path() / "state.json";
+    const std::string old_text = "{\"global\": \"11.8\"}\n";
+    const std::string new_text(5000, 'x');
+    // Count the calls of a clean write, then fail each one in turn.
+    FaultyDisk counter;
+    ASSERT_TRUE(write_file_atomic(target, old_text, 0644, counter));
+    const int total = counter.calls;
+    ASSERT_GE(total, 6); // open, write, fchmod, fsync, close, rename
+    for (int errno_value : {EIO, ENOSPC, EXDEV, EROFS}) {
+        for (int n = 1; n <= total; ++n) {
+            FaultyDisk disk;
+            disk.fail_at = n;
+            disk.err = errno_value;
+            auto st = write_file_atomic(target, new_text, 0644, disk);
+            ASSERT_FALSE(st) << "call " << n << " failed, yet the write reported success";
+            EXPECT_EQ(st.error().code, ErrorCode::filesystem);
+            EXPECT_NE(st.error().message.find(std::strerror(errno_value)), std::string::npos)
+                << st.error().message;
+            EXPECT_EQ(test::read_all(target), old_text) << "call " << n;
+            EXPECT_EQ(names_in(d.path()), std::set<std::string>{"state.json"}) << "call " << n;
+        }
+    }
+}
+
+TEST(AtomicWrite, ShortWritesAndEintrStillWriteEverything) {
+    test::TempDir d;
+    auto target = d.path() / "f";
+    FaultyDisk disk;
+    disk.short_writes = true;
+    disk.eintr = true;
+    std::string text = "0123456789abcdefghij\n";
+    ASSERT_TRUE(write_file_atomic(target, text, 0600, disk));
+    EXPECT_EQ(test::read_all(target), text);
+
+    struct stat st {};
+
+    ASSERT_EQ(::stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(names_in(d.path()), std::set<std::string>{"f"});
+}
+
+TEST(AtomicWrite, TheModeIsTheOneAskedForWhateverTheUmask) {
+    test::TempDir d;
+    auto old = ::umask(077);
+    auto st = write_file_atomic(d.path() / "conf", "x\n", 0644);
+    ::umask(old);
+    ASSERT_TRUE(st);
+
+    struct stat s {};
+
+    ASSERT_EQ(::stat((d.path() / "conf").c_str(), &s), 0);
+    EXPECT_EQ(s.st_mode & 07777, 0644u);
+}
+
+TEST(AtomicWrite, ATakenTemporaryNameIsSkippedNeverTouched) {
+    test::TempDir d;
+
+    // Every open says EEXIST for the first three names: the fourth is used, nothing is deleted.
+    class Taken : public Disk {
+      public:
+        mutable int opens = 0;
+
+        int open(const char* p, int flags, unsigned mode) const override {
+            if (++opens <= 3) {
+                errno = EEXIST;
+                return -1;
+            }
+            return Disk::open(p, flags, mode);
+        }
+
+        int unlink(const char*) const override {
+            ADD_FAILURE() << "nothing may be unlinked";
+            return -1;
+        }
+    } disk;
+
+    std::ofstream(d.path() / "planted") << "theirs";
+    ASSERT_TRUE(write_file_atomic(d.path() / "f", "mine", 0644, disk));
+    EXPECT_EQ(disk.opens, 4);
+    EXPECT_EQ(test::read_all(d.path() / "planted"), "theirs");
+    EXPECT_EQ(test::read_all(d.path() / "f"), "mine");
+}
+
+TEST(SweepTempFiles, RemovesOnlyOurOwnTemporaryFiles) {
+    test::TempDir d;
+    const std::string ours = temp_name("state.json");
+    ASSERT_TRUE(is_temp_name(ours, "state.json"));
+    std::ofstream(d.path() / ours) << "half";
+    std::ofstream(d.path() / "state.json") << "whole";
+    std::ofstream(d.path() / ".state.json.tmp-short") << "not our shape";
+    std::ofstream(d.path() / temp_name("other.json")) << "another base";
+    fs::create_directory(d.path() / temp_name("state.json")); // a folder at one of our names
+    auto planted_link = temp_name("state.json");
+    fs::create_symlink("/etc/passwd", d.path() / planted_link); // a link at one of our names
+    auto before = names_in(d.path());
+    sweep_temp_files(d.path(), "state.json");
+    auto after = names_in(d.path());
+    EXPECT_EQ(after.count(ours), 0u);
+    before.erase(ours);
+    EXPECT_EQ(after, before);
+    EXPECT_TRUE(fs::is_symlink(d.path() / planted_link));
+}
