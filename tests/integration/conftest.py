@@ -48,8 +48,10 @@ class Cudaenv:
 
 @pytest.fixture
 def cudaenv(tmp_path):
-    if not EXE or not Path(EXE).exists():
+    if not EXE:
         pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    if not Path(EXE).exists():  # CTest set it: a build that failed must not pass as skipped
+        pytest.fail(f"CUDAENV_EXE={EXE} does not exist (did the build fail?)")
     return Cudaenv(tmp_path)
 
 
