@@ -5,6 +5,7 @@
 #include "core/fetch/download.hpp"
 #include "proxy.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -14,6 +15,14 @@
 extern char** environ;
 
 int main(int argc, char** argv) {
+    // Memory bounded by construction (issue 11, 10b): glibc gives each worker thread its own
+    // arena (up to 8 per core) and, once a large block is freed, raises its mmap threshold so
+    // later xz dictionaries (8-64 MiB) come from those arenas and stay there after use: peak RSS
+    // grew with --jobs (48.8 MiB at 4, 73.5 at 16) and was bimodal between invocations. A fixed
+    // threshold sends every block >= 1 MiB to mmap and back to the kernel on free, and two
+    // arenas bound what small blocks can keep.
+    ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    ::mallopt(M_ARENA_MAX, 2);
     // A closed pipe (Ansible, `| head`) must not kill a run half-way: writes fail instead.
     std::signal(SIGPIPE, SIG_IGN);
     cudaenv::cli::Context ctx;
