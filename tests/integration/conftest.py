@@ -80,8 +80,10 @@ from fault_server import FaultServer  # noqa: E402
 @pytest.fixture(scope="session")
 def fixture_dir(tmp_path_factory):
     """NVIDIA-layout archives with real ELF libraries, and manifests for them (built once)."""
-    if not EXE or not Path(EXE).exists():
+    if not EXE:
         pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    if not Path(EXE).exists():
+        pytest.fail(f"CUDAENV_EXE={EXE} does not exist (did the build fail?)")
     out = tmp_path_factory.mktemp("fixture")
     return fixture_mirror.build(out, EXE, MANIFESTS)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_intact, assert_one_line_error, craft_archive, leftovers,
+from conftest import (assert_intact, assert_one_line_error, component_path, craft_archive, leftovers,
                       replace_component, snapshot)
 
 TOP = "cuda_cudart-linux-x86_64-11.8.89-archive"
@@ -326,3 +326,25 @@ def test_a5_link_chain_across_two_archives_is_refused_in_the_composed_version(in
     res = inst("install", "11.8")
     check_refused(inst, res, baseline, victim)
     assert "in the composed version, 'lib64/x' resolves outside its tree" in res.err, res.err
+
+
+@pytest.mark.parametrize("dict_mib, accepted", [(512, False), (64, True)])
+def test_an_xz_dictionary_beyond_the_memory_limit_is_refused_before_it_is_allocated(
+        inst, tmp_path, baseline, victim, dict_mib, accepted):
+    """libarchive's own xz decoder takes any dictionary up to 1 GiB, so an archive decided how
+    much memory each extraction took. cudaenv decodes xz itself with a 72 MiB limit: the fixture's
+    cuda_cudart recompressed with xz -9's 64 MiB dictionary installs, with 512 MiB it is refused
+    (exit 5) saying what it would need."""
+    import lzma
+    original = inst.fixture / "mirror" / component_path(inst.fixture, "11.8.0", "cuda_cudart")[1:]
+    plain = lzma.decompress(original.read_bytes())
+    path = tmp_path / "dict.tar.xz"
+    path.write_bytes(lzma.compress(plain, format=lzma.FORMAT_XZ, filters=[
+        {"id": lzma.FILTER_LZMA2, "dict_size": dict_mib << 20, "mf": lzma.MF_HC3}]))
+    replace_component(inst, tmp_path, path)
+    res = inst("install", "11.8")
+    if accepted:
+        assert res.rc == 0, res
+    else:
+        check_refused(inst, res, baseline, victim)
+        assert "MiB (its xz dictionary), more than the 72 MiB cudaenv allows" in res.err, res.err

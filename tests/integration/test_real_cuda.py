@@ -54,8 +54,10 @@ int main() {
 
 @pytest.fixture(scope="module")
 def real():
-    if not EXE or not Path(EXE).exists():
+    if not EXE:
         pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    if not Path(EXE).exists():
+        pytest.fail(f"CUDAENV_EXE={EXE} does not exist (did the build fail?)")
     if os.environ.get("CUDAENV_REAL_CUDA") == "0":
         pytest.skip("CUDAENV_REAL_CUDA=0")
     return real_cuda.prepare(cudaenv=EXE, project_manifests=MANIFESTS)

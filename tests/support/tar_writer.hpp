@@ -47,17 +47,18 @@ class TarWriter {
             prefix = name.substr(0, cut);
             name = name.substr(cut + 1);
         }
-        std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
+        // memcpy from an empty string_view's null data() is undefined: copy() instead
+        name.substr(0, 100).copy(h, 100);
         std::snprintf(h + 100, 8, "%07o", mode);
         std::snprintf(h + 108, 8, "%07o", 0u);
         std::snprintf(h + 116, 8, "%07o", 0u);
         std::snprintf(h + 124, 12, "%011zo", data.size());
         std::snprintf(h + 136, 12, "%011o", 0u);
         h[156] = type;
-        std::memcpy(h + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+        link.substr(0, 100).copy(h + 157, 100);
         std::memcpy(h + 257, "ustar", 6);
         std::memcpy(h + 263, "00", 2);
-        std::memcpy(h + 345, prefix.data(), std::min<std::size_t>(prefix.size(), 155));
+        prefix.substr(0, 155).copy(h + 345, 155);
         std::memset(h + 148, ' ', 8);
         unsigned sum = 0;
         for (char c : h) {
@@ -65,7 +66,9 @@ class TarWriter {
         }
         std::snprintf(h + 148, 8, "%06o", sum);
         m_out.append(h, 512);
-        m_out.append(data);
+        if (!data.empty()) {
+            m_out.append(data);
+        }
         m_out.append((512 - data.size() % 512) % 512, '\0');
         return *this;
     }

@@ -56,6 +56,102 @@ struct ReadArchive {
     ~ReadArchive() { sys::archive().read_free(a); }
 };
 
+/// xz is decoded here, not by libarchive: libarchive's decoder accepts any dictionary up to its
+/// fixed 1 GiB memory limit, so an archive could make each extraction (one per core) allocate up
+/// to that much. Ours stops a stream that needs more than k_xz_memlimit (xz -9's 64 MiB
+/// dictionary fits; NVIDIA's archives need about 9 MiB), and libarchive reads the tar it yields.
+constexpr std::uint64_t k_xz_memlimit = 72u << 20;
+
+struct XzSource {
+    int fd = -1;
+    lzma_stream strm = LZMA_STREAM_INIT;
+    std::vector<std::uint8_t> in = std::vector<std::uint8_t>(1 << 16);
+    std::vector<std::uint8_t> out = std::vector<std::uint8_t>(1 << 16);
+    bool input_done = false;
+    bool stream_done = false;
+    std::string error; ///< why decoding stopped; empty while it goes on
+
+    XzSource() = default;
+    XzSource(const XzSource&) = delete;
+    XzSource& operator=(const XzSource&) = delete;
+
+    ~XzSource() {
+        sys::lzma().end(&strm);
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+
+    bool start(const fs::path& path) {
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            error = "cannot open: " + errno_text(errno);
+            return false;
+        }
+        if (sys::lzma().stream_decoder(&strm, k_xz_memlimit, LZMA_CONCATENATED) != LZMA_OK) {
+            error = "cannot start the xz decoder";
+            return false;
+        }
+        return true;
+    }
+
+    /// The next decoded bytes for libarchive: > 0 bytes, 0 at the end, -1 with `error` set.
+    la_ssize_t next(const void** block) {
+        strm.next_out = out.data();
+        strm.avail_out = out.size();
+        while (!stream_done && strm.avail_out == out.size()) {
+            if (strm.avail_in == 0 && !input_done) {
+                ssize_t n = ::read(fd, in.data(), in.size());
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n < 0) {
+                    error = "cannot read: " + errno_text(errno);
+                    return -1;
+                }
+                input_done = n == 0;
+                strm.next_in = in.data();
+                strm.avail_in = static_cast<std::size_t>(n);
+            }
+            lzma_ret r = sys::lzma().code(&strm, input_done ? LZMA_FINISH : LZMA_RUN);
+            if (r == LZMA_STREAM_END) {
+                stream_done = true;
+            } else if (r != LZMA_OK) {
+                error = describe(r);
+                return -1;
+            }
+        }
+        *block = out.data();
+        return static_cast<la_ssize_t>(out.size() - strm.avail_out);
+    }
+
+    std::string describe(lzma_ret r) const {
+        switch (r) {
+        case LZMA_MEMLIMIT_ERROR:
+            return "decompressing it needs " +
+                   std::to_string((sys::lzma().memusage(&strm) + (1u << 20) - 1) >> 20) +
+                   " MiB (its xz dictionary), more than the " +
+                   std::to_string(k_xz_memlimit >> 20) + " MiB cudaenv allows";
+        case LZMA_FORMAT_ERROR:
+            return "not xz-compressed";
+        case LZMA_DATA_ERROR:
+            return "corrupt xz data";
+        case LZMA_BUF_ERROR:
+            return "the xz stream is truncated";
+        case LZMA_OPTIONS_ERROR:
+            return "xz options cudaenv does not support";
+        case LZMA_MEM_ERROR:
+            return "out of memory while decompressing";
+        default:
+            return "xz decoding failed (" + std::to_string(static_cast<int>(r)) + ")";
+        }
+    }
+
+    static la_ssize_t read_cb(struct archive*, void* self, const void** block) {
+        return static_cast<XzSource*>(self)->next(block);
+    }
+};
+
 struct FdGuard {
     int fd = -1;
 
@@ -97,7 +193,8 @@ Error unsafe(const std::string& archive, const std::string& entry, const std::st
 }
 
 Error broken(const std::string& archive, const std::string& why) {
-    return Error(ErrorCode::unsafe_archive, "unreadable archive '" + archive + "': " + why)
+    return Error(ErrorCode::unsafe_archive,
+                 "unreadable archive '" + archive + "': " + printable(why))
         .with_hint("nothing was installed; the archive or the mirror serving it is bad");
 }
 
@@ -192,10 +289,20 @@ struct Extractor {
     std::string expected_top;
     int root_fd = -1;
     const Limits& limits;
+    const XzSource* xz = nullptr; ///< when cudaenv decodes the xz stream
     std::map<std::string, Entry::Type> seen;
     std::map<std::string, bool> exec;          ///< regular files: executable?
     std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
     Extracted result;
+
+    /// Why libarchive stopped: the xz decoder's reason when it was ours.
+    std::string reason(struct archive* a) const {
+        if (xz && !xz->error.empty()) {
+            return xz->error;
+        }
+        const char* why = sys::archive().error_string(a);
+        return why ? why : "unreadable";
+    }
 
     /// Refuses a path that another of this archive's paths becomes on a case-insensitive or
     /// normalising filesystem.
@@ -371,7 +478,7 @@ struct Extractor {
                 break;
             }
             if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-                return broken(name, "'" + rel + "': " + sys::archive().error_string(a));
+                return broken(name, "'" + rel + "': " + reason(a));
             }
             if (offset < 0 || static_cast<std::uint64_t>(offset) < got) {
                 return broken(name, "'" + rel + "': data out of order");
@@ -438,24 +545,38 @@ Result<Extracted> extract(const fs::path& path,
                           const std::string& expected_top,
                           const Limits& limits) {
     CUDAENV_TRY(sys::load(sys::k_archive));
+    XzSource xz; // outlives the archive that reads from it
     ReadArchive ra;
     sys::archive().read_support_format_tar(ra.a);
-    if (compression == Compression::xz) {
-        sys::archive().read_support_filter_xz(ra.a);
-    } else if (compression == Compression::gzip) {
+    if (compression == Compression::gzip) {
         sys::archive().read_support_filter_gzip(ra.a);
     }
     std::string name = path.filename().string();
-    if (sys::archive().read_open_filename(ra.a, path.c_str(), 1 << 16) != ARCHIVE_OK) {
-        return broken(name,
-                      sys::archive().error_string(ra.a) ? sys::archive().error_string(ra.a)
-                                                        : "cannot open");
+    int opened = ARCHIVE_FATAL;
+    if (compression == Compression::xz) {
+        if (!xz.start(path)) {
+            return broken(name, xz.error);
+        }
+        opened = sys::archive().read_open(ra.a, &xz, nullptr, &XzSource::read_cb, nullptr);
+    } else {
+        opened = sys::archive().read_open_filename(ra.a, path.c_str(), 1 << 16);
     }
     FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     if (root.fd < 0) {
         return fs_error("cannot open", dest.string(), errno);
     }
-    Extractor x{name, expected_top, root.fd, limits, {}, {}, {}, {}};
+    Extractor x{name,
+                expected_top,
+                root.fd,
+                limits,
+                compression == Compression::xz ? &xz : nullptr,
+                {},
+                {},
+                {},
+                {}};
+    if (opened != ARCHIVE_OK) {
+        return broken(name, x.reason(ra.a));
+    }
     bool checked_format = false;
     while (true) {
         struct archive_entry* e = nullptr;
@@ -464,17 +585,16 @@ Result<Extracted> extract(const fs::path& path,
             break;
         }
         if (r < ARCHIVE_WARN) {
-            return broken(name,
-                          sys::archive().error_string(ra.a) ? sys::archive().error_string(ra.a)
-                                                            : "corrupt header");
+            return broken(name, x.reason(ra.a));
         }
         if (!checked_format) {
             checked_format = true;
-            const auto [want, text] = compression == Compression::xz
-                                          ? std::pair{ARCHIVE_FILTER_XZ, "xz-compressed"}
-                                      : compression == Compression::gzip
-                                          ? std::pair{ARCHIVE_FILTER_GZIP, "gzip-compressed"}
-                                          : std::pair{ARCHIVE_FILTER_NONE, "a plain tar"};
+            // xz was decoded by us (what libarchive sees is the plain tar)
+            const auto [want, text] =
+                compression == Compression::gzip
+                    ? std::pair{ARCHIVE_FILTER_GZIP, "gzip-compressed"}
+                    : std::pair{ARCHIVE_FILTER_NONE,
+                                compression == Compression::xz ? "xz-compressed" : "a plain tar"};
             if (sys::archive().filter_code(ra.a, 0) != want) {
                 return broken(name, std::string("not ") + text);
             }

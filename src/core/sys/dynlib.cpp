@@ -101,6 +101,7 @@ const Loaded<ArchiveApi>& archive_lib() {
         bind(a.read_support_filter_xz, "archive_read_support_filter_xz");
         bind(a.read_support_filter_gzip, "archive_read_support_filter_gzip");
         bind(a.read_open_filename, "archive_read_open_filename");
+        bind(a.read_open, "archive_read_open");
         bind(a.read_next_header, "archive_read_next_header");
         bind(a.read_data, "archive_read_data");
         bind(a.read_data_block, "archive_read_data_block");
@@ -119,19 +120,34 @@ const Loaded<ArchiveApi>& archive_lib() {
     return l;
 }
 
+const Loaded<LzmaApi>& lzma_lib() {
+    static const Loaded<LzmaApi> l = [] {
+        Loaded<LzmaApi> r;
+        LzmaApi& a = r.api;
+        Binder bind("liblzma.so.5", r.error);
+        bind(a.stream_decoder, "lzma_stream_decoder");
+        bind(a.code, "lzma_code");
+        bind(a.end, "lzma_end");
+        bind(a.memusage, "lzma_memusage");
+        return r;
+    }();
+    return l;
+}
+
 } // namespace
 
 Status load(unsigned libs) {
     const std::string* errors[] = {
         libs & k_curl ? &curl_lib().error : nullptr,
         libs & k_archive ? &archive_lib().error : nullptr,
+        libs & k_archive ? &lzma_lib().error : nullptr,
         libs & k_crypto ? &crypto_lib().error : nullptr,
     };
     for (const auto* e : errors) {
         if (e && !e->empty()) {
             return Error(ErrorCode::failure, *e)
-                .with_hint("cudaenv needs libcurl4, libarchive13 and libssl3 (apt install "
-                           "them); a broken copy on LD_LIBRARY_PATH also ends here");
+                .with_hint("cudaenv needs libcurl4, libarchive13, liblzma5 and libssl3 (apt "
+                           "install them); a broken copy on LD_LIBRARY_PATH also ends here");
         }
     }
     return Ok{};
@@ -147,6 +163,10 @@ const CryptoApi& crypto() {
 
 const ArchiveApi& archive() {
     return checked(archive_lib());
+}
+
+const LzmaApi& lzma() {
+    return checked(lzma_lib());
 }
 
 } // namespace cudaenv::sys

@@ -11,8 +11,11 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include <lzma.h>
+
 namespace cudaenv::sys {
 
+/// k_archive loads liblzma too: xz is decoded by cudaenv (with a memory limit), tar by libarchive.
 enum Library : unsigned { k_curl = 1, k_archive = 2, k_crypto = 4 };
 
 /// Loads these libraries (each once per process, thread-safe) and says why one cannot be: not
@@ -38,6 +41,7 @@ struct ArchiveApi {
     decltype(&::archive_read_support_filter_xz) read_support_filter_xz;
     decltype(&::archive_read_support_filter_gzip) read_support_filter_gzip;
     decltype(&::archive_read_open_filename) read_open_filename;
+    decltype(&::archive_read_open) read_open;
     decltype(&::archive_read_next_header) read_next_header;
     decltype(&::archive_read_data) read_data;
     decltype(&::archive_read_data_block) read_data_block;
@@ -51,6 +55,13 @@ struct ArchiveApi {
     decltype(&::archive_entry_size) entry_size;
     decltype(&::archive_entry_size_is_set) entry_size_is_set;
     decltype(&::archive_entry_sparse_count) entry_sparse_count;
+};
+
+struct LzmaApi {
+    decltype(&::lzma_stream_decoder) stream_decoder;
+    decltype(&::lzma_code) code;
+    decltype(&::lzma_end) end;
+    decltype(&::lzma_memusage) memusage;
 };
 
 struct CryptoApi {
@@ -70,5 +81,8 @@ const CurlApi& curl();
 
 /// libarchive (libarchive.so.13), likewise.
 const ArchiveApi& archive();
+
+/// liblzma (liblzma.so.5), loaded with libarchive (k_archive).
+const LzmaApi& lzma();
 
 } // namespace cudaenv::sys
