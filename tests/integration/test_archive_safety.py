@@ -348,3 +348,22 @@ def test_an_xz_dictionary_beyond_the_memory_limit_is_refused_before_it_is_alloca
     else:
         check_refused(inst, res, baseline, victim)
         assert "MiB (its xz dictionary), more than the 72 MiB cudaenv allows" in res.err, res.err
+
+
+@pytest.mark.parametrize("a_name, b_name", [("lib/libFoo.so", "lib/libfoo.so"),
+                                            ("Include/x.h", "include/y.h"),
+                                            ("lib/caf\u00e9.so", "lib/cafe\u0301.so")])
+def test_twins_across_two_archives_are_refused_in_the_composed_version(
+        inst, tmp_path, baseline, victim, a_name, b_name):
+    """Each archive alone has no twins; composed into one version, the two names are one file on
+    a case-insensitive or normalising filesystem (a copy of the version there would change)."""
+    a = tmp_path / "a.tar"
+    craft_archive(a, [(f"{TOP}/{a_name}", "file", b"a", 0o644, None)], TOP, "xz")
+    replace_component(inst, tmp_path, a)
+    nvrtc = "cuda_nvrtc-linux-x86_64-11.8.89-archive"
+    b = tmp_path / "b.tar"
+    craft_archive(b, [(f"{nvrtc}/{b_name}", "file", b"b", 0o644, None)], nvrtc, "xz")
+    replace_component(inst, tmp_path, b, component="cuda_nvrtc")
+    res = inst("install", "11.8")
+    check_refused(inst, res, baseline, victim)
+    assert "differ only by case or accents" in res.err, res.err

@@ -1,6 +1,7 @@
 #include "compose.hpp"
 
 #include "../archive/links.hpp"
+#include "../archive/names.hpp"
 #include "../fs.hpp"
 #include "../store/records.hpp"
 #include "../store/root.hpp"
@@ -62,6 +63,35 @@ struct Composer {
     std::map<std::string, std::string> origin; ///< dest path -> store file it came from
     std::uint64_t bytes = 0;
     std::size_t files = 0;
+    std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
+
+    /// Refuses a path (or one of its folders) that another path of the version becomes on a
+    /// case-insensitive or normalising filesystem. The extractor refuses such twins within one
+    /// archive; two archives composed into one version (cuDNN's headers and libraries flattened
+    /// beside CUDA's) are checked here.
+    Status check_twins(const std::string& rel, const std::string& from) {
+        std::string prefix;
+        std::size_t pos = 0;
+        while (pos <= rel.size()) {
+            auto end = rel.find('/', pos);
+            prefix = rel.substr(0, end);
+            auto [it, fresh] = folded.emplace(archive::collision_key(prefix), prefix);
+            if (!fresh && it->second != prefix) {
+                return Error(ErrorCode::unsafe_archive,
+                             "'" + printable(prefix) + "' (from " + from + ") and '" +
+                                 printable(it->second) +
+                                 "' differ only by case or accents: the two are one file on a "
+                                 "case-insensitive or normalising filesystem")
+                    .with_hint("nothing was installed; the archives or the mirror serving them "
+                               "are bad");
+            }
+            if (end == std::string::npos) {
+                break;
+            }
+            pos = end + 1;
+        }
+        return Ok{};
+    }
 
     Status mkdirs(const fs::path& rel) {
         std::error_code ec;
@@ -78,6 +108,7 @@ struct Composer {
                      const std::string& rel,
                      std::uint64_t size,
                      const std::string& from) {
+        CUDAENV_TRY(check_twins(rel, from));
         CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
         fs::path dest = root / rel;
         if (::link(src.c_str(), dest.c_str()) != 0) {
@@ -100,6 +131,7 @@ struct Composer {
 
     Status
     link_symlink(const std::string& target, const std::string& rel, const std::string& from) {
+        CUDAENV_TRY(check_twins(rel, from));
         CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
         fs::path dest = root / rel;
         if (::symlink(target.c_str(), dest.c_str()) != 0) {
@@ -144,6 +176,7 @@ Status add_cuda_component(Composer& c, const StoreEntry& e, const store::StoreRe
                              (slash == std::string::npos ? "" : path.substr(slash));
         switch (f.type) {
         case Type::dir:
+            CUDAENV_TRY(c.check_twins(mapped, e.name));
             CUDAENV_TRY(c.mkdirs(mapped));
             break;
         case Type::file:
@@ -284,7 +317,7 @@ Status compose_version(const fs::path& stage,
                        const Resolution& res,
                        const std::vector<StoreEntry>& entries,
                        const LibraryChecker& check_libraries) {
-    Composer c{stage, {}, 0, 0};
+    Composer c{stage, {}, 0, 0, {}};
     std::vector<store::VersionComponent> components;
     json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
     for (const auto& e : entries) {

@@ -482,6 +482,12 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
     std::sort(f.releases.begin(), f.releases.end(), [](const auto& a, const auto& b) {
         return a.series > b.series;
     });
+    // Two rows for one series would make `tf-X.Y` ambiguous (and their order arbitrary).
+    for (std::size_t i = 1; i < f.releases.size(); ++i) {
+        if (f.releases[i].series == f.releases[i - 1].series) {
+            return rd.error("series " + f.releases[i].series.str() + " has two release rows");
+        }
+    }
     return f;
 }
 

@@ -35,13 +35,14 @@ std::string str_or_empty(const json& obj, const char* key) {
 Result<RedistArtifact>
 artifact(const json& obj, const std::string& where, std::string_view origin) {
     auto err = [&](const std::string& what) {
+        // keys and values come from the index: escaped, so nothing in them reaches a terminal raw
         return Error(ErrorCode::integrity,
-                     "redistrib '" + std::string(origin) + "': " + where + ": " + what);
+                     printable("redistrib '" + std::string(origin) + "': " + where + ": " + what));
     };
     RedistArtifact a;
     a.relative_path = str_or_empty(obj, "relative_path");
     if (!is_safe_relative_path(a.relative_path)) {
-        return err("missing or unsafe relative_path '" + printable(a.relative_path) +
+        return err("missing or unsafe relative_path '" + a.relative_path +
                    "' (letters, digits and ._+~- between slashes; no '..' or percent-encoding)");
     }
     a.sha256 = str_or_empty(obj, "sha256");
@@ -169,9 +170,9 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
                 if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) !=
                     std::end(k_platforms)) {
                     return Error(ErrorCode::integrity,
-                                 "redistrib " + version + ": component " + c.key +
-                                     " has an archive for " + platform + " but its version '" +
-                                     c.version + "' cannot be read");
+                                 printable("redistrib " + version + ": component " + c.key +
+                                           " has an archive for " + platform +
+                                           " but its version '" + c.version + "' cannot be read"));
                 }
             }
             continue; // no archive for a platform cudaenv serves (Windows only, or none)
@@ -191,8 +192,8 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
             }
             if (!a->size) {
                 return Error(ErrorCode::integrity,
-                             "redistrib " + version + ": " + c.key + "." + platform +
-                                 " has no size");
+                             printable("redistrib " + version + ": " + c.key + "." + platform +
+                                       " has no size"));
             }
             comp.platforms.emplace(
                 platform, Artifact{"cuda/redist/" + a->relative_path, {}, a->sha256, a->size});
@@ -215,7 +216,8 @@ Result<CudaRelease> cuda_release_from_redist(const RedistIndex& idx,
 
 Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Artifact& redistrib) {
     auto fail = [&](const std::string& why) {
-        return Error(ErrorCode::integrity, "cuDNN index '" + redistrib.path + "': " + why);
+        return Error(ErrorCode::integrity,
+                     printable("cuDNN index '" + redistrib.path + "': " + why));
     };
     const auto* c = idx.find("cudnn");
     if (!c) {
