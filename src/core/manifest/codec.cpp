@@ -88,8 +88,9 @@ class Reader {
   public:
     explicit Reader(std::string_view origin) : m_origin(origin) {}
 
+    /// Field values come from the manifest: the line is escaped as a whole (printable()).
     Error error(const std::string& what) const {
-        return Error(ErrorCode::integrity, "manifest '" + m_origin + "': " + what);
+        return Error(ErrorCode::integrity, printable("manifest '" + m_origin + "': " + what));
     }
 
     Result<const json*> object(const json& parent, std::string_view key) const {
@@ -176,7 +177,7 @@ class Reader {
         a.path = opt_string(obj, "path");
         if (obj.contains("path") && !obj.at("path").is_null() &&
             (!obj.at("path").is_string() || !is_safe_relative_path(a.path))) {
-            return error(where + ": unsafe or malformed path '" + printable(a.path) +
+            return error(where + ": unsafe or malformed path '" + a.path +
                          "' (must be relative: letters, digits and ._+~- between slashes, no "
                          "'..' or percent-encoding)");
         }
