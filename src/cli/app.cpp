@@ -103,6 +103,9 @@ int run(Context& ctx, int argc, char** argv) {
     if (auto env = ctx.check_environment(); !env) {
         return report_error(ctx, env.error(), "");
     }
+    if (auto cfg = ctx.load_config(); !cfg) {
+        return report_error(ctx, cfg.error(), "");
+    }
     int parsed = split_exec(ctx, argc, argv);
     try {
         app.parse(parsed, argv);

@@ -58,6 +58,9 @@ std::filesystem::path Context::manifests_path() const {
     if (auto e = getenv("CUDAENV_MANIFESTS"); e && !e->empty()) {
         return *e;
     }
+    if (system.manifests) {
+        return under_sysroot(sysroot(), *system.manifests);
+    }
     std::error_code ec;
     auto installed = exe_path.parent_path().parent_path() / "share" / "cudaenv" / "manifests";
     if (std::filesystem::is_directory(installed, ec)) {
@@ -72,12 +75,38 @@ std::filesystem::path Context::shim_exe() const {
     return std::filesystem::exists(shim, ec) ? shim : exe_path;
 }
 
+Status Context::load_config() {
+    system = CUDAENV_TRY(load_system_config(sysroot()));
+    return Ok{};
+}
+
+std::filesystem::path Context::sysroot() const {
+    auto s = getenv("CUDAENV_SYSROOT");
+    return s && !s->empty() ? std::filesystem::path(*s) : std::filesystem::path("/");
+}
+
+std::filesystem::path Context::system_root() const {
+    return under_sysroot(sysroot(), system.root.value_or(k_default_system_root));
+}
+
 store::Root Context::root() const {
-    if (auto r = getenv("CUDAENV_ROOT"); r && !r->empty()) {
-        return {std::filesystem::absolute(*r)};
+    namespace fs = std::filesystem;
+    fs::path machine_wide = system_root();
+    store::Root r;
+    if (auto env_root = getenv("CUDAENV_ROOT"); env_root && !env_root->empty()) {
+        r.dir = fs::absolute(*env_root);
+    } else if (::geteuid() == 0) {
+        r.dir = machine_wide;
+        return r;
+    } else {
+        r.dir = fs::path(getenv("HOME").value_or("/")) / ".cudaenv";
     }
-    std::string home = getenv("HOME").value_or("/root");
-    return {std::filesystem::path(home) / ".cudaenv"};
+    std::error_code ec;
+    if (fs::is_directory(machine_wide / "versions", ec) &&
+        fs::weakly_canonical(machine_wide, ec) != fs::weakly_canonical(r.dir, ec)) {
+        r.upstreams.push_back(machine_wide);
+    }
+    return r;
 }
 
 std::string Context::base_url() const {
@@ -86,7 +115,7 @@ std::string Context::base_url() const {
         base = getenv("CUDAENV_MIRROR").value_or("");
     }
     if (base.empty()) {
-        base = std::string(manifest::k_nvidia_base);
+        base = system.mirror.value_or(std::string(manifest::k_nvidia_base));
     }
     while (!base.empty() && base.back() == '/') {
         base.pop_back();

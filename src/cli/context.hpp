@@ -2,6 +2,7 @@
 // the output streams. Nothing below cli/ reads getenv or writes to stdout.
 #pragma once
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/fetch/download.hpp"
 #include "core/manifest/model.hpp"
@@ -46,17 +47,33 @@ struct Context {
     /// A numeric variable's value (in its unit; thousandths where it takes decimals), if set.
     std::optional<std::uint64_t> env_number_value(std::string_view name) const;
 
-    /// --manifests, else CUDAENV_MANIFESTS, else the built-in manifests next to the binary
+    /// --manifests, else CUDAENV_MANIFESTS, else the config's `manifests`, else the built-in
+    /// manifests next to the binary
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
     std::filesystem::path manifests_path() const;
 
     /// The small shim executable installed next to this one (cudaenv-shim), else this one.
     std::filesystem::path shim_exe() const;
 
-    /// CUDAENV_ROOT, else ~/.cudaenv.
+    /// The machine's config file (<sysroot>/etc/cudaenv/config), read by load_config() before
+    /// any command runs; empty until then.
+    SystemConfig system;
+
+    /// Reads the machine's config file; a malformed one is a usage error (exit 2).
+    Status load_config();
+
+    /// CUDAENV_SYSROOT, else "/".
+    std::filesystem::path sysroot() const;
+
+    /// The machine-wide root: the config's `root` (default /opt/cudaenv), under the sysroot.
+    std::filesystem::path system_root() const;
+
+    /// CUDAENV_ROOT; else, for root (uid 0), the machine-wide root; else ~/.cudaenv. A root other
+    /// than the machine-wide one has it as a read-only upstream layer when it exists.
     store::Root root() const;
 
-    /// The download base: --mirror, else CUDAENV_MIRROR, else NVIDIA's host (no trailing '/').
+    /// The download base: --mirror, else CUDAENV_MIRROR, else the config's `mirror`, else
+    /// NVIDIA's host (no trailing '/').
     std::string base_url() const;
 
     /// Download behaviour, with the tuning variables (CUDAENV_CONNECT_TIMEOUT,

@@ -27,6 +27,7 @@ std::string strip_entries(const std::string& list, const std::vector<std::string
 
 int run_hook(const std::string& shell_arg, Context& ctx) {
     std::string shell = shell_of(ctx, shell_arg);
+    (void)ctx.load_config(); // at every prompt: a malformed config means the defaults here
     auto root = ctx.root();
     // Only a shell's or a project's choice; the machine's is what /usr/local/cuda and ldconfig
     // give.
@@ -40,7 +41,7 @@ int run_hook(const std::string& shell_arg, Context& ctx) {
     if (sel && sel->version &&
         (sel->origin == activate::Selection::Origin::environment ||
          sel->origin == activate::Selection::Origin::file)) {
-        want = (root.versions() / *sel->version).string();
+        want = root.version_dir(*sel->version).string();
     }
     auto applied = ctx.getenv("CUDAENV_HOOK_PREFIX");
     if ((applied && want && *applied == *want) || (!applied && !want)) {
@@ -62,7 +63,7 @@ int run_hook(const std::string& shell_arg, Context& ctx) {
     if (want) {
         std::map<std::string, std::string> base = ctx.env;
         base["LD_LIBRARY_PATH"] = ld;
-        auto env = activate::version_environment(*want, root.versions(), base);
+        auto env = activate::version_environment(*want, root.version_dirs(), base);
         for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
             std::string key = std::string("CUDAENV_HOOK_SAVED_") + k;
             // what was there before the hook first touched it ("\x01": it was unset)

@@ -46,6 +46,10 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
         return 127;
     }
     ::setenv("CUDAENV_RECURSION_COUNT", std::to_string(depth + 1).c_str(), 1);
+    if (auto cfg = ctx.load_config(); !cfg) {
+        report_error(ctx, cfg.error(), tool);
+        return 127;
+    }
     auto root = ctx.root();
     // Exact version names need no manifests; a SPEC in .cuda-version reads the framework tables.
     auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
@@ -75,7 +79,7 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
         *ctx.err << "cudaenv: error: cannot run '" << real << "': " << std::strerror(errno) << "\n";
         return 126;
     }
-    auto prefix = root.versions() / *sel->version;
+    auto prefix = root.version_dir(*sel->version);
     auto real = prefix / "bin" / tool;
     if (::access(real.c_str(), X_OK) != 0) {
         std::string have;

@@ -18,6 +18,8 @@ class TempDir {
             std::abort();
         }
         m_path = tmpl;
+        // as a plain mkdir would make it: a version under it must be loadable by other users
+        std::filesystem::permissions(m_path, std::filesystem::perms(0755));
     }
 
     TempDir(const TempDir&) = delete;

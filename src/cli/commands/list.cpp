@@ -56,6 +56,17 @@ int run_list_installed(Context& ctx) {
         return report_error(ctx, global_r.error(), "list");
     }
     auto global = *global_r;
+    auto global_file = root.state_file();
+    for (const auto& up : root.upstreams) { // the machine-wide root's global owns /usr/local/cuda
+        if (global) {
+            break;
+        }
+        store::Root layer{up};
+        if (auto g = store::global_version(layer); g && *g) {
+            global = *g;
+            global_file = layer.state_file();
+        }
+    }
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {
@@ -63,6 +74,8 @@ int run_list_installed(Context& ctx) {
                 arr.push_back({{"version", v.name},
                                {"prefix", v.prefix.string()},
                                {"problem", v.problem},
+                               {"root", v.root.string()},
+                               {"upstream", v.upstream},
                                {"active", global && *global == v.name}});
                 continue;
             }
@@ -73,15 +86,26 @@ int run_list_installed(Context& ctx) {
                            {"platform", v.platform},
                            {"bytes", v.bytes},
                            {"prefix", v.prefix.string()},
+                           {"root", v.root.string()},
+                           {"upstream", v.upstream},
                            {"active", global && *global == v.name}});
         }
-        emit_json(
-            ctx,
-            {{"command", "list"}, {"ok", true}, {"root", root.dir.string()}, {"versions", arr}});
+        nlohmann::json ups = nlohmann::json::array();
+        for (const auto& up : root.upstreams) {
+            ups.push_back(up.string());
+        }
+        emit_json(ctx,
+                  {{"command", "list"},
+                   {"ok", true},
+                   {"root", root.dir.string()},
+                   {"upstreams", ups},
+                   {"versions", arr}});
         return 0;
     }
     if (versions.empty()) {
-        *ctx.err << "cudaenv: no versions installed in " << root.dir.string() << "\n"
+        *ctx.err << "cudaenv: no versions installed in " << root.dir.string()
+                 << (root.upstreams.empty() ? "" : " (nor in " + root.upstreams[0].string() + ")")
+                 << "\n"
                  << "help: cudaenv install tf-2.13, or cudaenv list --available\n";
         return 0;
     }
@@ -95,7 +119,8 @@ int run_list_installed(Context& ctx) {
         *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name << " cuDNN "
                  << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile
                  << std::right << std::setw(10) << human_size(v.bytes)
-                 << (active ? "  (set by " + root.state_file().string() + ")" : "") << "\n";
+                 << (v.upstream ? "  [machine-wide: " + v.root.string() + ", read-only]" : "")
+                 << (active ? "  (set by " + global_file.string() + ")" : "") << "\n";
     }
     return 0;
 }

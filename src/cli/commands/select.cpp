@@ -37,14 +37,14 @@ Result<std::filesystem::path> prefix_of(Context& ctx, const std::string& spec) {
     if (!spec.empty()) {
         auto cat = CUDAENV_TRY(ctx.frameworks_catalog());
         auto v = CUDAENV_TRY(activate::match_installed(ctx.root(), cat->frameworks, spec));
-        return ctx.root().versions() / v;
+        return ctx.root().version_dir(v);
     }
     auto sel = CUDAENV_TRY(current(ctx));
     if (!sel.version) {
         return Error(ErrorCode::not_found, "no cudaenv version is selected (system)")
             .with_hint("cudaenv use SPEC for this project, or cudaenv global SPEC for the machine");
     }
-    return ctx.root().versions() / *sel.version;
+    return ctx.root().version_dir(*sel.version);
 }
 
 std::string shell_quote(const std::string& v) {
@@ -170,7 +170,7 @@ int run_which(const std::string& tool, Context& ctx) {
     }
     auto root = ctx.root();
     if (sel->version) {
-        auto prefix = root.versions() / *sel->version;
+        auto prefix = root.version_dir(*sel->version);
         auto path = prefix / "bin" / tool;
         if (::access(path.c_str(), X_OK) == 0) {
             *ctx.out << path.string() << "\n";
@@ -206,7 +206,7 @@ int run_exec(const std::vector<std::string>& cmd, Context& ctx) {
     auto env = ctx.env;
     if (sel->version) {
         for (auto& [k, v] : activate::version_environment(
-                 ctx.root().versions() / *sel->version, ctx.root().versions(), ctx.env)) {
+                 ctx.root().version_dir(*sel->version), ctx.root().version_dirs(), ctx.env)) {
             env[k] = v;
         }
     }
@@ -240,7 +240,7 @@ int run_env(const std::string& shell, const std::string& spec, Context& ctx) {
     if (!p) {
         return report_error(ctx, p.error(), "env");
     }
-    auto vars = activate::version_environment(*p, ctx.root().versions(), ctx.env);
+    auto vars = activate::version_environment(*p, ctx.root().version_dirs(), ctx.env);
     if (ctx.json) {
         emit_json(ctx, {{"command", "env"}, {"ok", true}, {"prefix", p->string()}, {"env", vars}});
         return 0;
@@ -323,6 +323,14 @@ int run_global(const GlobalCli& o, Context& ctx) {
             return report_error(ctx, r.error(), "global");
         }
         auto g = *r;
+        for (const auto& up : root.upstreams) { // the machine-wide root's, which owns the link
+            if (g) {
+                break;
+            }
+            if (auto ug = store::global_version(store::Root{up, {}}); ug) {
+                g = *ug;
+            }
+        }
         if (ctx.json) {
             emit_json(ctx,
                       {{"command", "global"}, {"ok", true}, {"version", g.value_or("system")}});

@@ -24,12 +24,15 @@ std::vector<std::string> split_path_list(const std::string& list) {
 
 namespace {
 
-/// `first` entries, then `list` without empty entries, duplicates or entries under `drop`.
-std::string
-prepend(const std::vector<std::string>& first, const std::string& list, const std::string& drop) {
+/// `first` entries, then `list` without empty entries, duplicates or entries under any of `drop`.
+std::string prepend(const std::vector<std::string>& first,
+                    const std::string& list,
+                    const std::vector<std::string>& drop) {
     std::vector<std::string> out = first;
     for (const auto& item : split_path_list(list)) {
-        if (item.rfind(drop, 0) != 0 && std::find(out.begin(), out.end(), item) == out.end()) {
+        bool dropped = std::any_of(
+            drop.begin(), drop.end(), [&](const std::string& d) { return item.rfind(d, 0) == 0; });
+        if (!dropped && std::find(out.begin(), out.end(), item) == out.end()) {
             out.push_back(item);
         }
     }
@@ -44,13 +47,16 @@ prepend(const std::vector<std::string>& first, const std::string& list, const st
 
 std::map<std::string, std::string>
 version_environment(const fs::path& prefix,
-                    const fs::path& versions_dir,
+                    const std::vector<fs::path>& versions_dirs,
                     const std::map<std::string, std::string>& env) {
     auto get = [&](const char* k) {
         auto it = env.find(k);
         return it == env.end() ? std::string() : it->second;
     };
-    std::string drop = versions_dir.string() + "/";
+    std::vector<std::string> drop;
+    for (const auto& d : versions_dirs) {
+        drop.push_back(d.string() + "/");
+    }
     std::vector<std::string> libs{(prefix / "lib64").string()};
     std::error_code ec;
     if (fs::is_directory(prefix / "extras" / "CUPTI" / "lib64", ec)) {

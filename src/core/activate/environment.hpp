@@ -17,7 +17,7 @@ std::vector<std::string> split_path_list(const std::string& list);
 /// LD_LIBRARY_PATH. `versions_dir` is <root>/versions, whose other entries are dropped.
 std::map<std::string, std::string>
 version_environment(const std::filesystem::path& prefix,
-                    const std::filesystem::path& versions_dir,
+                    const std::vector<std::filesystem::path>& versions_dirs,
                     const std::map<std::string, std::string>& env);
 
 } // namespace cudaenv::activate

@@ -404,6 +404,12 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     out.version = version;
     fs::path vdir = root.versions() / version;
     std::error_code ec;
+    if (auto up = root.upstream_of(version)) {
+        return Error(ErrorCode::conflict,
+                     "'" + version + "' is in the machine-wide root '" + up->string() +
+                         "': only root switches the machine to it")
+            .with_hint("sudo cudaenv global " + version);
+    }
     if (!fs::exists(vdir / store::k_version_record, ec)) {
         return Error(ErrorCode::conflict,
                      "version '" + version + "' is not installed (or incomplete)")
@@ -412,6 +418,17 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     // Read before anything changes: a damaged record stops the switch here.
     auto record = CUDAENV_TRY(store::read_version_record(vdir));
     bool has_cudnn = !record.cudnn.empty();
+    // /usr/local/cuda serves every user of the machine: a version only its owner can read would
+    // break everyone else's programs, silently.
+    if (auto why = store::unreadable_by_others(vdir)) {
+        return Error(ErrorCode::conflict,
+                     "refusing to point " + m.inside(m.link()) + " at '" + version +
+                         "': other users could not load it: " + *why)
+            .with_hint("install it into the machine-wide root as root (sudo cudaenv install " +
+                       version +
+                       "; docs/packaging.md), or let others in: chmod o+rx each "
+                       "folder named, chmod -R o+rX the version");
+    }
     // The link's target is the canonical path (a root reached through a symlink included), so that
     // the link works from any directory and does not depend on that symlink staying (S8).
     Machine canon = m;

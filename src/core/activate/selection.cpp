@@ -117,7 +117,7 @@ Result<std::string> match_installed(const store::Root& root,
     }
     std::error_code ec;
     if (!written.empty() && written.find('/') == std::string::npos &&
-        fs::exists(root.versions() / written / store::k_version_record, ec)) {
+        fs::exists(root.version_dir(written) / store::k_version_record, ec)) {
         return written; // the fast path shims take
     }
     auto not_installed = Error(ErrorCode::not_found, "version '" + written + "' is not installed")
@@ -199,7 +199,20 @@ Result<Selection> select(const store::Root& root,
         s.written = *global;
         s.source = root.state_file();
     } else {
-        return s; // system
+        // the machine-wide root's global (it owns /usr/local/cuda); a damaged upstream state is
+        // its administrator's to fix, not a reason to fail here
+        for (const auto& up : root.upstreams) {
+            store::Root layer{up, {}};
+            if (auto g = store::global_version(layer); g && *g) {
+                s.origin = Selection::Origin::global;
+                s.written = **g;
+                s.source = layer.state_file();
+                break;
+            }
+        }
+        if (s.written.empty()) {
+            return s; // system
+        }
     }
     if (s.written == "system") {
         return s;

@@ -21,7 +21,7 @@ std::vector<std::string> shimmable_tools(const store::Root& root) {
     std::set<std::string> tools;
     for (const auto& v : store::installed_versions(root)) {
         std::error_code ec;
-        for (fs::directory_iterator it(root.versions() / v / "bin", ec), end; !ec && it != end;
+        for (fs::directory_iterator it(root.version_dir(v) / "bin", ec), end; !ec && it != end;
              it.increment(ec)) {
             std::string name = it->path().filename().string();
             if (name == "cudaenv" || name.empty() || name[0] == '.') {

@@ -565,9 +565,9 @@ const Toolkit& Host::toolkit() {
     } else if (sel->version) {
         t.cudaenv_version = sel->version;
         t.origin = "cudaenv: " + *sel->version + " (" + sel->origin_text() + ")";
-        t.prefix = machine_path(m_config.root.versions() / *sel->version);
+        t.prefix = machine_path(m_config.root.version_dir(*sel->version));
         if (auto text = read(
-                machine_path(m_config.root.versions() / *sel->version / store::k_version_record))) {
+                machine_path(m_config.root.version_dir(*sel->version) / store::k_version_record))) {
             if (auto rec = store::decode_version_record(*text, "record")) {
                 t.cuda = Version::try_parse(rec->cuda);
                 t.cudnn = Version::try_parse(rec->cudnn);

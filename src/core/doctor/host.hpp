@@ -33,6 +33,12 @@ struct HostConfig {
     /// This cudaenv binary: runs the library queries (`__doctor-query`).
     std::filesystem::path self_exe;
     store::Root root;
+    /// The root whose journal owns /usr/local/cuda: `root`, or for a user without a global of
+    /// their own, the machine-wide root below it. Empty: `root`.
+    store::Root machine_root;
+
+    const store::Root& link_root() const { return machine_root.dir.empty() ? root : machine_root; }
+
     std::filesystem::path manifests;
     std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
     std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};

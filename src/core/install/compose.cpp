@@ -421,6 +421,7 @@ Status compose_version(const fs::path& stage,
                              c.bytes,
                              std::move(components)};
     CUDAENV_TRY(store::write_version_record(stage, rec));
+    CUDAENV_TRY(store::make_world_readable(stage));
     // the files are hard links to store entries, already on disk: the folders, links and records
     // are what is new
     return store::sync_tree(stage);

@@ -231,6 +231,10 @@ Status run_job(const store::Root& root,
         return std::move(x).error();
     }
     CUDAENV_TRY(store::write_store_record(stage, entry_record(j, *x)));
+    if (auto st = store::make_world_readable(stage); !st) {
+        store::remove_tree(stage);
+        return std::move(st).error();
+    }
     if (auto st = store::sync_tree(stage); !st) {
         store::remove_tree(stage);
         return std::move(st).error();
@@ -344,7 +348,7 @@ bool covers(const store::Root& root,
             const std::string& name,
             const std::vector<Job>& jobs,
             const std::string& platform) {
-    auto rec = store::read_version_record(root.versions() / name);
+    auto rec = store::read_version_record(root.version_dir(name)); // an upstream's counts too
     if (!rec || rec->platform != platform) {
         return false; // a damaged record is replaced by a new composition
     }
@@ -373,7 +377,7 @@ Result<Outcome> install(const store::Root& root,
     }
     Outcome out;
     out.version = res.version_name();
-    out.prefix = root.versions() / out.version;
+    out.prefix = root.version_dir(out.version);
     auto jobs = CUDAENV_TRY(plan(root, res, o));
     auto describe = [&] {
         out.archives.clear();
@@ -449,6 +453,7 @@ Result<Outcome> install(const store::Root& root,
         }
     }
     failpoint::hit("publish-after");
+    out.prefix = dest;
     out.changed = true;
     return out;
 }
@@ -459,6 +464,12 @@ Result<Removed> uninstall(const store::Root& root,
                           std::chrono::milliseconds lock_timeout) {
     Removed out;
     std::error_code ec;
+    if (auto up = root.upstream_of(version)) {
+        return Error(ErrorCode::filesystem,
+                     "'" + version + "' is in the machine-wide root '" + up->string() +
+                         "': removing it needs root")
+            .with_hint("sudo cudaenv uninstall " + version);
+    }
     if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
         auto installed = store::installed_versions(root);
         auto err = Error(ErrorCode::not_found, "version '" + version + "' is not installed");
@@ -492,7 +503,7 @@ Result<Removed> uninstall(const store::Root& root,
     out.changed = true;
     // Store entries no remaining version uses go too.
     std::set<std::string> used;
-    for (const auto& v : store::installed_versions(root)) {
+    for (const auto& v : store::installed_versions(store::Root{root.dir, {}})) {
         auto rec = store::read_version_record(root.versions() / v);
         if (!rec) {
             return out; // which entries it needs is unknown: keep them all

@@ -96,7 +96,9 @@ struct InstalledVersion {
     std::string platform;
     std::uint64_t bytes = 0;
     std::filesystem::path prefix;
-    std::string problem; ///< the record cannot be read: why (only with include_damaged)
+    std::filesystem::path root; ///< the root it lives in: the given one, or one of its upstreams
+    bool upstream = false;      ///< read-only here: it lives in an upstream (machine-wide) root
+    std::string problem;        ///< the record cannot be read: why (only with include_damaged)
 };
 
 /// Reads the record of every installed version. A version whose record cannot be read (damaged,

@@ -10,7 +10,10 @@ std::vector<InstalledVersion> list_installed(const store::Root& root, bool inclu
     for (const auto& name : store::installed_versions(root)) {
         InstalledVersion v;
         v.name = name;
-        v.prefix = root.versions() / name;
+        v.prefix = root.version_dir(name);
+        auto up = root.upstream_of(name);
+        v.root = up ? *up : root.dir;
+        v.upstream = up.has_value();
         auto rec = store::read_version_record(v.prefix);
         if (!rec) {
             if (include_damaged) {

@@ -95,11 +95,16 @@ Status publish_dir(const fs::path& from, const fs::path& to) {
 Status Root::prepare() const {
     std::error_code ec;
     for (const auto& d : {dir, downloads(), store(), versions(), staging(), trash()}) {
-        fs::create_directories(d, ec);
+        bool made = fs::create_directories(d, ec);
         if (ec) {
             return Error(ErrorCode::filesystem,
                          "cannot create '" + d.string() + "': " + ec.message())
                 .with_hint("set CUDAENV_ROOT to a directory you can write");
+        }
+        // What versions live in must be traversable by every user whatever the umask (a
+        // machine-wide root behind /usr/local/cuda); a folder that existed keeps its mode.
+        if (made && (d == dir || d == store() || d == versions())) {
+            ::chmod(d.c_str(), 0755);
         }
     }
 
@@ -205,17 +210,148 @@ Result<fs::path> Root::make_stage(const std::string& hint) const {
     return fs::path(tmpl);
 }
 
-std::vector<std::string> installed_versions(const Root& root) {
-    std::vector<std::string> out;
+std::vector<fs::path> Root::version_dirs() const {
+    std::vector<fs::path> out{versions()};
+    for (const auto& u : upstreams) {
+        out.push_back(u / "versions");
+    }
+    return out;
+}
+
+namespace {
+
+bool has_version(const fs::path& versions_dir, const std::string& name) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+        return false;
+    }
     std::error_code ec;
-    for (fs::directory_iterator it(root.versions(), ec), end; !ec && it != end; it.increment(ec)) {
-        auto st = it->symlink_status(ec);
-        if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
-            out.push_back(it->path().filename().string());
+    return fs::is_directory(fs::symlink_status(versions_dir / name, ec)) &&
+           fs::exists(versions_dir / name / k_version_record, ec);
+}
+
+} // namespace
+
+fs::path Root::version_dir(const std::string& name) const {
+    for (const auto& d : version_dirs()) {
+        if (has_version(d, name)) {
+            return d / name;
         }
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    return versions() / name;
+}
+
+std::optional<fs::path> Root::upstream_of(const std::string& name) const {
+    if (has_version(versions(), name)) {
+        return std::nullopt;
+    }
+    for (const auto& u : upstreams) {
+        if (has_version(u / "versions", name)) {
+            return u;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> installed_versions(const Root& root) {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (const auto& d : root.version_dirs()) {
+        for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+            auto st = it->symlink_status(ec);
+            if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
+                out.insert(it->path().filename().string());
+            }
+        }
+        ec.clear();
+    }
+    return {out.begin(), out.end()};
+}
+
+Status make_world_readable(const fs::path& dir) {
+    auto fix = [](const fs::path& p, const struct stat& st) -> Status {
+        mode_t want;
+        if (S_ISDIR(st.st_mode)) {
+            want = 0755;
+        } else if (S_ISREG(st.st_mode)) {
+            want = (st.st_mode & 0111) ? 0755 : 0644;
+        } else {
+            return Ok{}; // links have no mode of their own
+        }
+        if ((st.st_mode & 07777) != want && ::chmod(p.c_str(), want) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot chmod '" + p.string() + "': " + errno_text(errno));
+        }
+        return Ok{};
+    };
+
+    struct stat st {};
+
+    if (::lstat(dir.c_str(), &st) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot stat '" + dir.string() + "': " + errno_text(errno));
+    }
+    CUDAENV_TRY(fix(dir, st));
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        if (::lstat(it->path().c_str(), &st) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot stat '" + it->path().string() + "': " + errno_text(errno));
+        }
+        CUDAENV_TRY(fix(it->path(), st));
+    }
+    if (ec) {
+        return Error(ErrorCode::filesystem, "cannot read '" + dir.string() + "': " + ec.message());
+    }
+    return Ok{};
+}
+
+std::optional<std::string> unreadable_by_others(const fs::path& prefix) {
+    auto mode_text = [](mode_t m) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%04o", m & 07777);
+        return std::string(buf);
+    };
+
+    struct stat st {};
+
+    std::error_code ec;
+    fs::path abs = fs::absolute(prefix, ec);
+    // every folder above: others must be able to pass through (x)
+    fs::path walk = abs.root_path();
+    for (const auto& part : abs.relative_path().parent_path()) {
+        walk /= part;
+        if (::stat(walk.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) {
+            return "'" + walk.string() + "' (mode " + mode_text(st.st_mode) +
+                   ") does not let other users through";
+        }
+    }
+    auto check = [&](const fs::path& p, const struct stat& s) -> std::optional<std::string> {
+        if (S_ISDIR(s.st_mode) && (s.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
+            return "'" + p.string() + "' (mode " + mode_text(s.st_mode) +
+                   ") cannot be listed by other users";
+        }
+        if (S_ISREG(s.st_mode) && !(s.st_mode & S_IROTH)) {
+            return "'" + p.string() + "' (mode " + mode_text(s.st_mode) +
+                   ") cannot be read by other users";
+        }
+        return std::nullopt;
+    };
+    if (::stat(abs.c_str(), &st) != 0) {
+        return "'" + abs.string() + "' cannot be read: " + errno_text(errno);
+    }
+    if (auto bad = check(abs, st)) {
+        return bad;
+    }
+    fs::recursive_directory_iterator it(abs, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        if (::lstat(it->path().c_str(), &st) == 0) {
+            if (auto bad = check(it->path(), st)) {
+                return bad;
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 Result<std::optional<std::string>> global_version(const Root& root) {

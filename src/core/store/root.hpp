@@ -29,6 +29,20 @@ inline constexpr const char* k_version_record = ".cudaenv-version.json";
 struct Root {
     std::filesystem::path dir;
 
+    /// Read-only layers below this root, searched after it (a user's view of the machine-wide
+    /// root, like Spack's upstreams): their versions can be selected, never changed from here.
+    std::vector<std::filesystem::path> upstreams = {};
+
+    /// This root's versions/ followed by each upstream's.
+    std::vector<std::filesystem::path> version_dirs() const;
+
+    /// Where version `name` lives: this root's versions/<name> when it has its record there,
+    /// else the first upstream's that has it, else this root's (not installed anywhere).
+    std::filesystem::path version_dir(const std::string& name) const;
+
+    /// The upstream root holding `name`, when this root does not have it and an upstream does.
+    std::optional<std::filesystem::path> upstream_of(const std::string& name) const;
+
     std::filesystem::path downloads() const { return dir / "cache" / "downloads"; }
 
     std::filesystem::path store() const { return dir / "store"; }
@@ -56,7 +70,8 @@ struct Root {
     Result<std::filesystem::path> make_stage(const std::string& hint) const;
 };
 
-/// Installed versions (those with a record), sorted by name.
+/// Installed versions (those with a record) of the root and its upstreams, sorted by name, each
+/// once.
 std::vector<std::string> installed_versions(const Root& root);
 
 /// The global version from state.json, if one is set; a damaged state.json is an error.
@@ -71,6 +86,15 @@ Status sync_dir(const std::filesystem::path& dir);
 /// fsync of every regular file and folder under `dir` (not following links): what cudaenv wrote
 /// there is on disk before it is published. Errors are returned.
 Status sync_tree(const std::filesystem::path& dir);
+
+/// Makes a staged tree readable by every user whatever the umask, before it is published:
+/// folders 0755, regular files 0755 when any execute bit is set and 0644 otherwise. Links are
+/// not followed. A version behind /usr/local/cuda is loaded by every user of the machine.
+Status make_world_readable(const std::filesystem::path& dir);
+
+/// The first thing under `prefix` (or a folder above it) that a user other than its owner
+/// cannot read or pass through, with what is missing; none when everyone can load it.
+std::optional<std::string> unreadable_by_others(const std::filesystem::path& prefix);
 
 /// Renames `from` to `to` (same filesystem), then syncs to's parent.
 Status publish_dir(const std::filesystem::path& from, const std::filesystem::path& to);

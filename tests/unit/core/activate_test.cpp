@@ -30,8 +30,9 @@ TEST(TensorflowPin, IgnoresNonPinsAndOtherPackages) {
 TEST(VersionEnvironment, PutsTheVersionFirstAndDropsOtherVersions) {
     auto env = activate::version_environment(
         "/r/versions/11.8.0",
-        "/r/versions",
-        {{"PATH", "/r/versions/12.4.1/bin:/usr/bin:/usr/bin"}, {"LD_LIBRARY_PATH", "/opt/x"}});
+        {"/r/versions", "/sys/versions"},
+        {{"PATH", "/r/versions/12.4.1/bin:/sys/versions/12.2.0/bin:/usr/bin:/usr/bin"},
+         {"LD_LIBRARY_PATH", "/opt/x"}});
     EXPECT_EQ(env["CUDA_HOME"], "/r/versions/11.8.0");
     EXPECT_EQ(env["CUDA_PATH"], "/r/versions/11.8.0");
     EXPECT_EQ(env["PATH"], "/r/versions/11.8.0/bin:/usr/bin");

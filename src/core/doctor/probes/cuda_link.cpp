@@ -12,7 +12,7 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::string installed_hint(Host& h) {
-    auto names = h.list(h.machine_path(h.config().root.versions()));
+    auto names = h.list(h.machine_path(h.config().link_root().versions()));
     return names.empty() ? "cudaenv install <version> && cudaenv global <version>"
                          : "cudaenv global " + names.back();
 }
@@ -22,11 +22,11 @@ std::string installed_hint(Host& h) {
 Finding cuda_link(Host& h) {
     activate::Machine m;
     m.sysroot = h.config().sysroot;
-    auto state = activate::read_link_state(m, h.config().root);
+    auto state = activate::read_link_state(m, h.config().link_root());
     using Kind = activate::LinkState::Kind;
     std::vector<std::string> details;
     // the journal (reliability.md F11): an interrupted switch names the version it was going to
-    auto journal = store::load_state(h.config().root);
+    auto journal = store::load_state(h.config().link_root());
     if (!journal) {
         return warn(journal.error().message,
                     journal.error().hints.empty() ? std::string() : journal.error().hints[0]);
@@ -39,7 +39,7 @@ Finding cuda_link(Host& h) {
     std::optional<std::string> global = journal->global;
     // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
     if (global) {
-        std::string want = h.machine_path(h.config().root.versions() / *global);
+        std::string want = h.machine_path(h.config().link_root().versions() / *global);
         std::string conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
         if (state.kind != Kind::ours || state.target != want) {
             return warn("cudaenv's journal says the global version is " + *global +
@@ -48,7 +48,7 @@ Finding cuda_link(Host& h) {
                         "cudaenv global " + *global +
                             " --force (back to the journal), or "
                             "cudaenv global <the version you want>",
-                        {"journal: " + h.config().root.state_file().string()});
+                        {"journal: " + h.config().link_root().state_file().string()});
         }
         if (!h.exists(conf)) {
             return warn("the global version is " + *global + " but " + conf +

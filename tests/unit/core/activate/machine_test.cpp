@@ -221,3 +221,41 @@ TEST(LdCacheListing, ParsesRealLdconfigOutput) {
     EXPECT_TRUE(parse_ld_cache("").empty());
     EXPECT_TRUE(parse_ld_cache("\n\n \t\n").empty());
 }
+
+TEST(Switch, RefusesAVersionOtherUsersCannotReadAndChangesNothing) {
+    World w;
+    w.ldconfig.listing = World::good_listing;
+    auto lib = w.root.versions() / k_version / "lib64" / "libcudnn.so.8.6.0";
+    fs::permissions(lib, fs::perms(0600));
+    auto out = switch_global(w.root, w.m, k_version, {});
+    ASSERT_FALSE(out);
+    EXPECT_EQ(out.error().code, ErrorCode::conflict);
+    EXPECT_NE(out.error().message.find("libcudnn.so.8.6.0"), std::string::npos)
+        << out.error().message;
+    EXPECT_TRUE(w.ldconfig.calls.empty()) << "ldconfig ran for a refused switch";
+    w.expect_untouched();
+
+    // a folder above the root that others cannot pass through is refused the same way
+    fs::permissions(lib, fs::perms(0644));
+    fs::permissions(w.root.dir, fs::perms(0700));
+    out = switch_global(w.root, w.m, k_version, {});
+    ASSERT_FALSE(out);
+    EXPECT_EQ(out.error().code, ErrorCode::conflict);
+    EXPECT_NE(out.error().message.find("does not let other users through"), std::string::npos)
+        << out.error().message;
+    w.expect_untouched();
+    fs::permissions(w.root.dir, fs::perms(0755));
+    EXPECT_TRUE(switch_global(w.root, w.m, k_version, {}));
+}
+
+TEST(Switch, AVersionOnlyInTheMachineWideRootIsRoots) {
+    World w;
+    store::Root user{w.base / "user", {w.root.dir}};
+    ASSERT_TRUE(user.prepare());
+    EXPECT_EQ(user.version_dir(k_version), w.root.versions() / k_version);
+    auto out = switch_global(user, w.m, k_version, {});
+    ASSERT_FALSE(out);
+    EXPECT_EQ(out.error().code, ErrorCode::conflict);
+    EXPECT_NE(out.error().message.find("machine-wide root"), std::string::npos);
+    w.expect_untouched();
+}

@@ -84,3 +84,65 @@ TEST(Sweep, AResumeUntouchedForTwoWeeksGoes) {
     EXPECT_FALSE(there(stale));
     EXPECT_TRUE(there(fresh));
 }
+
+TEST(Layers, AVersionIsFoundInTheRootFirstThenItsUpstreams) {
+    test::TempDir d;
+    d.write("sys/versions/11.8.0/.cudaenv-version.json", "{}");
+    d.write("sys/versions/12.4.1/.cudaenv-version.json", "{}");
+    d.write("sys/versions/13.0.0-half/lib64/x", ""); // no record: not a version
+    d.write("user/versions/12.4.1/.cudaenv-version.json", "{}");
+    store::Root user{d.path() / "user", {d.path() / "sys"}};
+    EXPECT_EQ(store::installed_versions(user), (std::vector<std::string>{"11.8.0", "12.4.1"}));
+    EXPECT_EQ(user.version_dir("11.8.0"), d.path() / "sys/versions/11.8.0");
+    EXPECT_EQ(user.version_dir("12.4.1"), d.path() / "user/versions/12.4.1"); // own first
+    EXPECT_EQ(user.version_dir("13.0.0-half"), d.path() / "user/versions/13.0.0-half");
+    EXPECT_EQ(user.upstream_of("11.8.0"), d.path() / "sys");
+    EXPECT_FALSE(user.upstream_of("12.4.1"));
+    EXPECT_FALSE(user.upstream_of("../sys/versions/11.8.0"));
+    EXPECT_EQ(user.version_dirs(),
+              (std::vector<fs::path>{d.path() / "user/versions", d.path() / "sys/versions"}));
+}
+
+TEST(Permissions, APublishedTreeIsReadableByEveryoneWhateverTheUmask) {
+    test::TempDir d;
+    auto stage = d.path() / "stage";
+    mode_t old = ::umask(077);
+    fs::create_directories(stage / "bin");
+    fs::create_directories(stage / "lib64");
+    d.write("stage/bin/nvcc", "#!/bin/sh\n");
+    d.write("stage/lib64/libcudart.so.12.4.127", "elf");
+    ::umask(old);
+    fs::permissions(stage / "bin/nvcc", fs::perms(0700));
+    fs::permissions(stage / "lib64/libcudart.so.12.4.127", fs::perms(0600));
+    fs::create_symlink("libcudart.so.12.4.127", stage / "lib64/libcudart.so.12");
+    EXPECT_TRUE(store::unreadable_by_others(stage)); // 0700 folders
+    ASSERT_TRUE(store::make_world_readable(stage));
+    auto mode = [](const fs::path& p) {
+        struct stat st {};
+        ::lstat(p.c_str(), &st);
+        return st.st_mode & 07777;
+    };
+    EXPECT_EQ(mode(stage), 0755u);
+    EXPECT_EQ(mode(stage / "lib64"), 0755u);
+    EXPECT_EQ(mode(stage / "bin/nvcc"), 0755u);                    // execute bits kept
+    EXPECT_EQ(mode(stage / "lib64/libcudart.so.12.4.127"), 0644u); // none added
+    EXPECT_FALSE(store::unreadable_by_others(stage)) << *store::unreadable_by_others(stage);
+
+    fs::permissions(stage / "lib64/libcudart.so.12.4.127", fs::perms(0640));
+    auto why = store::unreadable_by_others(stage);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("libcudart.so.12.4.127' (mode 0640) cannot be read"), std::string::npos)
+        << *why;
+}
+
+TEST(Permissions, ANewRootIsTraversableWhateverTheUmask) {
+    test::TempDir d;
+    mode_t old = ::umask(077);
+    store::Root root{d.path() / "opt" / "cudaenv"};
+    auto ok = root.prepare();
+    ::umask(old);
+    ASSERT_TRUE(ok);
+    for (const auto& p : {root.dir, root.versions(), root.store()}) {
+        EXPECT_EQ(fs::status(p).permissions(), fs::perms(0755)) << p;
+    }
+}
