@@ -50,4 +50,13 @@ void hit(std::string_view name) {
     }
 }
 
+bool failing(std::string_view name) {
+    const auto& t = table();
+    if (t.empty()) {
+        return false;
+    }
+    auto it = t.find(name);
+    return it != t.end() && it->second == "fail";
+}
+
 } // namespace cudaenv::failpoint

@@ -13,4 +13,8 @@ void configure(std::string_view spec);
 /// Runs the action configured for `name`, if any.
 void hit(std::string_view name);
 
+/// True when `name` is configured with the action `fail` ("curl-setopt-CURLOPT_RANGE:fail"): the
+/// caller then acts as if the operation failed.
+bool failing(std::string_view name);
+
 } // namespace cudaenv::failpoint

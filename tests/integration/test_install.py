@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_one_line_error, component_path, craft_archive, leftovers,
-                      replace_component, snapshot)
+from conftest import (assert_intact, assert_one_line_error, component_path, craft_archive,
+                      leftovers, replace_component, snapshot)
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 
@@ -382,3 +382,23 @@ def test_a_broken_library_on_ld_library_path_is_an_error_not_an_abort(inst, tmp_
     assert_one_line_error(res, 1)
     assert "libarchive.so.13" in res.err and "help:" in res.err, res.err
     assert snapshot(inst.root) == before
+
+
+@pytest.mark.parametrize("option", ["CURLOPT_PROTOCOLS_STR", "CURLOPT_REDIR_PROTOCOLS_STR",
+                                    "CURLOPT_SSL_VERIFYPEER", "CURLOPT_RANGE"])
+def test_a_libcurl_that_refuses_an_option_stops_the_install_instead_of_dropping_the_rule(inst, option):
+    """libcurl is dlopen'ed: an older or differently built one may refuse an option. Every
+    curl_easy_setopt result is checked, so no rule (https-only, TLS verification, resume) is ever
+    silently dropped. The failpoint makes libcurl's answer CURLE_UNKNOWN_OPTION."""
+    if option == "CURLOPT_RANGE":  # only set when resuming: leave half an archive first
+        res = inst("install", "11.8", "--jobs", "1",
+                   env={"CUDAENV_FAILPOINTS": "download-half:kill", "CUDAENV_RETRIES": "0"})
+        assert res.rc == -9
+        assert [p for p in leftovers(inst.root) if p.endswith(".partial")]
+    before = snapshot(inst.root)
+    res = inst("install", "11.8", "--jobs", "1",
+               env={"CUDAENV_FAILPOINTS": f"curl-setopt-{option}:fail"})
+    assert_one_line_error(res, 1)
+    assert f"libcurl refused {option}" in res.err, res
+    assert_intact(inst.root, before)  # archives that needed no resume may have landed in the store
+    assert inst("install", "11.8").rc == 0

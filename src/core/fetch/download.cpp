@@ -18,11 +18,43 @@ namespace cudaenv::fetch {
 
 namespace fs = std::filesystem;
 
+Status check_libcurl(unsigned version_num, const char* version, bool has_tls) {
+    auto hint = "install Debian 12's libcurl4 (7.88) or newer: apt install libcurl4";
+    if (version_num < k_min_curl_version) {
+        return Error(ErrorCode::failure,
+                     "the libcurl loaded is " + printable(version ? version : "?") +
+                         ", too old: cudaenv needs 7.85.0 or newer to keep downloads https-only")
+            .with_hint(hint);
+    }
+    if (!has_tls) {
+        return Error(ErrorCode::failure,
+                     "the libcurl loaded (" + printable(version ? version : "?") +
+                         ") was built without TLS: it cannot download over https")
+            .with_hint(hint);
+    }
+    return Ok{};
+}
+
 Status global_init() {
     CUDAENV_TRY(sys::load(sys::k_curl | sys::k_crypto));
     static std::once_flag once;
-    std::call_once(once, [] { sys::curl().global_init(CURL_GLOBAL_DEFAULT); });
-    return Ok{};
+    static Status checked = Ok{};
+    std::call_once(once, [] {
+        const curl_version_info_data* info = sys::curl().version_info(CURLVERSION_NOW);
+        checked = info ? check_libcurl(info->version_num,
+                                       info->version,
+                                       (info->features & CURL_VERSION_SSL) != 0)
+                       : Status(Error(ErrorCode::failure, "libcurl does not say its version"));
+        if (checked) {
+            CURLcode rc = sys::curl().global_init(CURL_GLOBAL_DEFAULT);
+            if (rc != CURLE_OK) {
+                checked =
+                    Error(ErrorCode::failure,
+                          std::string("libcurl cannot start: ") + sys::curl().easy_strerror(rc));
+            }
+        }
+    });
+    return checked;
 }
 
 namespace {
@@ -251,28 +283,45 @@ bool retryable(CURLcode rc) {
     }
 }
 
-void apply_policy(CURL* h, const std::string& url, const Policy& p) {
-    sys::curl().easy_setopt(h, CURLOPT_URL, url.c_str());
+/// One option, its result checked: a libcurl that ignores or refuses any of them (an older or
+/// differently built one) stops the download instead of silently dropping a rule.
+template <class T> Status set_option(CURL* h, CURLoption opt, const char* name, T value) {
+    CURLcode rc = failpoint::failing(std::string("curl-setopt-") + name)
+                      ? CURLE_UNKNOWN_OPTION
+                      : sys::curl().easy_setopt(h, opt, value);
+    if (rc != CURLE_OK) {
+        return Error(ErrorCode::failure,
+                     std::string("libcurl refused ") + name + ": " + sys::curl().easy_strerror(rc))
+            .with_hint("install Debian 12's libcurl4 (7.88) or newer: apt install libcurl4");
+    }
+    return Ok{};
+}
+
+#define CUDAENV_SETOPT(h, opt, value) CUDAENV_TRY(set_option(h, opt, #opt, value))
+
+Status apply_policy(CURL* h, const std::string& url, const Policy& p) {
+    CUDAENV_SETOPT(h, CURLOPT_URL, url.c_str());
     // 256 KiB reads: a sixteenth of the write+hash calls of curl's 16 KiB default
-    sys::curl().easy_setopt(h, CURLOPT_BUFFERSIZE, 256L * 1024);
-    sys::curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    sys::curl().easy_setopt(h, CURLOPT_USERAGENT, k_user_agent);
-    sys::curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    sys::curl().easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    sys::curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, p.allow_http ? "https,http" : "https");
+    CUDAENV_SETOPT(h, CURLOPT_BUFFERSIZE, 256L * 1024);
+    CUDAENV_SETOPT(h, CURLOPT_NOSIGNAL, 1L);
+    CUDAENV_SETOPT(h, CURLOPT_USERAGENT, k_user_agent);
+    CUDAENV_SETOPT(h, CURLOPT_FOLLOWLOCATION, 1L);
+    CUDAENV_SETOPT(h, CURLOPT_MAXREDIRS, 5L);
+    CUDAENV_SETOPT(h, CURLOPT_PROTOCOLS_STR, p.allow_http ? "https,http" : "https");
     // A redirect may stay on http only when the URL itself is plain http (a configured mirror);
     // an https download is never redirected to http.
     bool is_https = url.rfind("https://", 0) == 0;
-    sys::curl().easy_setopt(
+    CUDAENV_SETOPT(
         h, CURLOPT_REDIR_PROTOCOLS_STR, !is_https && p.allow_http ? "https,http" : "https");
-    sys::curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT, p.connect_timeout_s);
-    sys::curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, p.low_speed_bytes);
-    sys::curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, p.low_speed_time_s);
-    sys::curl().easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-    sys::curl().easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    CUDAENV_SETOPT(h, CURLOPT_CONNECTTIMEOUT, p.connect_timeout_s);
+    CUDAENV_SETOPT(h, CURLOPT_LOW_SPEED_LIMIT, p.low_speed_bytes);
+    CUDAENV_SETOPT(h, CURLOPT_LOW_SPEED_TIME, p.low_speed_time_s);
+    CUDAENV_SETOPT(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    CUDAENV_SETOPT(h, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!p.cacert.empty()) {
-        sys::curl().easy_setopt(h, CURLOPT_CAINFO, p.cacert.c_str());
+        CUDAENV_SETOPT(h, CURLOPT_CAINFO, p.cacert.c_str());
     }
+    return Ok{};
 }
 
 std::string curl_message(CURLcode rc, const char* errbuf) {
@@ -357,16 +406,16 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         t.total = r.size;
         t.progress = &progress;
         t.cancel = r.cancel;
-        apply_policy(curl.h, r.url, policy);
-        sys::curl().easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
-        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEFUNCTION, on_body);
-        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEDATA, &t);
-        sys::curl().easy_setopt(curl.h, CURLOPT_HEADERFUNCTION, on_header);
-        sys::curl().easy_setopt(curl.h, CURLOPT_HEADERDATA, &t);
-        sys::curl().easy_setopt(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
+        CUDAENV_TRY(apply_policy(curl.h, r.url, policy));
+        CUDAENV_SETOPT(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        CUDAENV_SETOPT(curl.h, CURLOPT_WRITEFUNCTION, on_body);
+        CUDAENV_SETOPT(curl.h, CURLOPT_WRITEDATA, &t);
+        CUDAENV_SETOPT(curl.h, CURLOPT_HEADERFUNCTION, on_header);
+        CUDAENV_SETOPT(curl.h, CURLOPT_HEADERDATA, &t);
+        CUDAENV_SETOPT(curl.h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
         if (base > 0) {
             std::string range = std::to_string(base) + "-";
-            sys::curl().easy_setopt(curl.h, CURLOPT_RANGE, range.c_str());
+            CUDAENV_SETOPT(curl.h, CURLOPT_RANGE, range.c_str());
         }
         CURLcode rc = sys::curl().easy_perform(curl.h);
         if (!t.started) {
@@ -475,9 +524,9 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
         sink.data.clear();
         CurlHandle curl;
         char errbuf[CURL_ERROR_SIZE] = {0};
-        apply_policy(curl.h, url, policy);
-        sys::curl().easy_setopt(curl.h, CURLOPT_ERRORBUFFER, errbuf);
-        sys::curl().easy_setopt(
+        CUDAENV_TRY(apply_policy(curl.h, url, policy));
+        CUDAENV_SETOPT(curl.h, CURLOPT_ERRORBUFFER, errbuf);
+        CUDAENV_SETOPT(
             curl.h,
             CURLOPT_WRITEFUNCTION,
             +[](char* d, std::size_t s, std::size_t n, void* u) -> std::size_t {
@@ -489,7 +538,7 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
                 k->data.append(d, s * n);
                 return s * n;
             });
-        sys::curl().easy_setopt(curl.h, CURLOPT_WRITEDATA, &sink);
+        CUDAENV_SETOPT(curl.h, CURLOPT_WRITEDATA, &sink);
         CURLcode rc = sys::curl().easy_perform(curl.h);
         long status = 0;
         sys::curl().easy_getinfo(curl.h, CURLINFO_RESPONSE_CODE, &status);

@@ -69,4 +69,12 @@ Result<std::string> fetch_text(const std::string& url, const Policy& policy, std
 /// it on the main thread before starting threads: a library that cannot be loaded is its error.
 Status global_init();
 
+/// The oldest libcurl cudaenv runs with: 7.85.0 added CURLOPT_PROTOCOLS_STR and
+/// CURLOPT_REDIR_PROTOCOLS_STR, which keep downloads (and their redirects) https-only. libcurl is
+/// loaded at run time, so the package's Depends alone cannot promise it.
+inline constexpr unsigned k_min_curl_version = 0x075500;
+
+/// Refuses a libcurl older than k_min_curl_version, or one built without TLS (exit 1).
+Status check_libcurl(unsigned version_num, const char* version, bool has_tls);
+
 } // namespace cudaenv::fetch

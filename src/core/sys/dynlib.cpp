@@ -69,6 +69,7 @@ const Loaded<CurlApi>& curl_lib() {
         bind(a.easy_getinfo, "curl_easy_getinfo");
         bind(a.easy_strerror, "curl_easy_strerror");
         bind(a.slist_free_all, "curl_slist_free_all");
+        bind(a.version_info, "curl_version_info");
         return r;
     }();
     return l;

@@ -32,6 +32,7 @@ struct CurlApi {
     decltype(&::curl_easy_getinfo) easy_getinfo;
     decltype(&::curl_easy_strerror) easy_strerror;
     decltype(&::curl_slist_free_all) slist_free_all;
+    decltype(&::curl_version_info) version_info;
 };
 
 struct ArchiveApi {
