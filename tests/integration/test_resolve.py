@@ -1,8 +1,9 @@
 import json
+import shutil
 
 import pytest
 
-from conftest import MANIFESTS, assert_one_line_error
+from conftest import MANIFESTS, REFERENCE, assert_one_line_error
 
 TF_ROWS = json.loads((MANIFESTS / "frameworks" / "tensorflow.json").read_text())["releases"]
 
@@ -132,3 +133,24 @@ def test_bad_option_is_usage(cudaenv):
     assert_one_line_error(cudaenv("resolve", "tf-2.13", "--bogus"), 2)
     assert_one_line_error(cudaenv("resolve", "tf-2.13", "--cuda", "x.y"), 2)
     assert_one_line_error(cudaenv("resolve", "11.8", "--platform", "windows-x86_64"), 2)
+
+
+def test_version_names_the_commit_and_the_manifests_date(cudaenv, tmp_path):
+    res = cudaenv("--version")
+    assert res.rc == 0, res
+    lines = res.out.splitlines()
+    assert lines[0].startswith("cudaenv ") and lines[0].split()[1][0].isdigit()
+    assert lines[1].startswith("commit: ") and len(lines[1].split()[1]) >= 12
+    assert lines[2] == f"manifests: {MANIFESTS}" or lines[2].startswith("manifests: ")
+    assert lines[3].startswith("manifests date: 20")
+    # the date is the data's: manifests holding only CUDA 11.8 say 11.8's release date
+    mine = tmp_path / "m"
+    shutil.copytree(MANIFESTS, mine)
+    for kind in ("cuda", "cudnn"):
+        for f in (mine / kind).glob("*.json"):
+            if kind == "cudnn" or f.name != "11.8.0.json":
+                f.unlink()
+    date = json.loads((REFERENCE / "cuda-redistrib_11.8.0.json").read_text())["release_date"]
+    res = cudaenv("--manifests", str(mine), "--version")
+    assert res.rc == 0, res
+    assert res.out.splitlines()[3] == f"manifests date: {date} (the newest release they know: CUDA 11.8.0)"
