@@ -12,6 +12,9 @@
 #include <iostream>
 #include <ostream>
 
+#ifndef CUDAENV_SHIM_FROM_BINDIR
+#define CUDAENV_SHIM_FROM_BINDIR "../libexec/cudaenv/cudaenv-shim"
+#endif
 #ifndef CUDAENV_SOURCE_MANIFESTS
 #define CUDAENV_SOURCE_MANIFESTS ""
 #endif
@@ -70,9 +73,16 @@ std::filesystem::path Context::manifests_path() const {
 }
 
 std::filesystem::path Context::shim_exe() const {
-    auto shim = exe_path.parent_path() / "cudaenv-shim";
     std::error_code ec;
-    return std::filesystem::exists(shim, ec) ? shim : exe_path;
+    // installed: <prefix>/libexec/cudaenv/cudaenv-shim (Debian's place for helper executables);
+    // a build tree: next to this binary
+    for (auto shim : {exe_path.parent_path() / CUDAENV_SHIM_FROM_BINDIR,
+                      exe_path.parent_path() / "cudaenv-shim"}) {
+        if (std::filesystem::exists(shim, ec)) {
+            return shim.lexically_normal();
+        }
+    }
+    return exe_path;
 }
 
 Status Context::load_config() {

@@ -52,7 +52,8 @@ struct Context {
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
     std::filesystem::path manifests_path() const;
 
-    /// The small shim executable installed next to this one (cudaenv-shim), else this one.
+    /// The small shim executable (cudaenv-shim): where `cmake --install` puts it
+    /// (<prefix>/libexec/cudaenv/), else next to this one (a build tree), else this one.
     std::filesystem::path shim_exe() const;
 
     /// The machine's config file (<sysroot>/etc/cudaenv/config), read by load_config() before

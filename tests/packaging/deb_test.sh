@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The Debian package, installed for real: `dpkg -i` inside a private mount namespace whose /usr,
+# /etc and /var are overlays of this machine's (writes land in a tmpfs, the machine's own files
+# and its dpkg database are never changed) and whose /opt, /usr/local, /home and /srv are empty
+# tmpfs. Then the demo against the installed /usr/bin/cudaenv as root (machine-wide root,
+# `global`, the real ldconfig) and as an unprivileged user (alice, made with useradd inside the
+# namespace), then `dpkg --purge`, and a scan that finds nothing of cudaenv's left but alice's
+# own root. Needs root (mount namespaces, dpkg).
+#
+#   tests/packaging/deb_test.sh build/deb/cudaenv_0.1.0_amd64.deb
+set -euo pipefail
+
+deb=$(realpath "${1:?usage: deb_test.sh PACKAGE.deb}")
+src=$(cd "$(dirname "$0")/../.." && pwd)
+if [ "$(id -u)" != 0 ]; then
+  echo "deb_test: needs root (unshare -m, dpkg -i)" >&2
+  exit 1
+fi
+
+if [ "${CUDAENV_DEB_INSIDE:-}" != 1 ]; then
+  work=$(mktemp -d /tmp/cudaenv-deb.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+  CUDAENV_DEB_INSIDE=1 CUDAENV_DEB_WORK="$work" \
+    unshare --mount --propagation private bash "$0" "$deb"
+  exit $?
+fi
+
+# ---- inside the namespace -------------------------------------------------------------------
+work=$CUDAENV_DEB_WORK
+mount -t tmpfs -o mode=0755 cudaenv-deb "$work"
+for d in usr etc var; do
+  mkdir -p "$work/upper/$d" "$work/work/$d"
+  mount -t overlay "overlay-$d" -o "lowerdir=/$d,upperdir=$work/upper/$d,workdir=$work/work/$d" "/$d"
+done
+for d in /opt /usr/local /home /srv; do
+  mount -t tmpfs -o mode=0755 "tmpfs-${d//\//}" "$d"
+done
+step() { printf '== %s\n' "$*"; }
+fail() { printf 'deb_test: FAIL: %s\n' "$*" >&2; exit 1; }
+export NO_COLOR=1 LC_ALL=C.UTF-8
+unset CUDAENV_ROOT CUDAENV_MIRROR CUDAENV_MANIFESTS CUDAENV_SYSROOT LD_LIBRARY_PATH
+
+step "dpkg -i $(basename "$deb")"
+dpkg -i "$deb"
+[ "$(dpkg-query -W -f '${Status}' cudaenv)" = "install ok installed" ] || fail "not installed"
+for f in /usr/bin/cudaenv /usr/libexec/cudaenv/cudaenv-shim /usr/share/cudaenv/manifests/rules.json \
+         /usr/share/man/man1/cudaenv.1.gz /usr/share/man/man1/cudaenv-install.1.gz \
+         /usr/share/bash-completion/completions/cudaenv /usr/share/zsh/vendor-completions/_cudaenv \
+         /usr/share/fish/vendor_completions.d/cudaenv.fish /usr/share/doc/cudaenv/copyright; do
+  [ -e "$f" ] || fail "$f is missing"
+done
+cudaenv --version
+cudaenv --version | grep -q '^manifests: /usr/share/cudaenv/manifests$' || fail "not the packaged manifests"
+
+step "a loopback mirror of fixture releases (NVIDIA's layout, real ELF libraries)"
+data=/srv/fixture
+/usr/bin/python3 "$src/tests/support/fixture_mirror.py" "$data" --cudaenv /usr/bin/cudaenv >/dev/null
+/usr/bin/python3 "$src/tests/support/fault_server.py" "$data/mirror" --port-file /srv/port &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s /srv/port ] && break; sleep 0.1; done
+mkdir -p /etc/cudaenv
+cat >/etc/cudaenv/config <<CONF
+# written by the test, as the fleet role would
+mirror = http://127.0.0.1:$(cat /srv/port)
+manifests = $data/manifests
+CONF
+
+step "as root: cudaenv install tf-2.13 (into the machine-wide root), global, ldconfig"
+(umask 077 && cudaenv install tf-2.13)
+v=11.8.0+cudnn8.6.0.163
+[ -f "/opt/cudaenv/versions/$v/.cudaenv-version.json" ] || fail "not in /opt/cudaenv"
+bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -o \( -type f ! -perm 0644 ! -perm 0755 \) | head -n 3)
+[ -z "$bad" ] || fail "not world-readable under umask 077: $bad"
+cudaenv global tf-2.13
+[ "$(readlink /usr/local/cuda)" = "/opt/cudaenv/versions/$v" ] || fail "/usr/local/cuda is $(readlink /usr/local/cuda)"
+ldconfig -p | grep -q 'libcudart.so.11.0 .*=> /usr/local/cuda/lib64/' || fail "the real cache has no libcudart from /usr/local/cuda"
+cudaenv list
+cudaenv doctor --only cuda-link --only cudnn || true   # no GPU here: the driver layers fail
+
+step "as an unprivileged user (alice)"
+useradd --create-home --shell /bin/bash alice
+as_alice() { runuser -u alice -- env -i HOME=/home/alice PATH=/usr/bin:/bin NO_COLOR=1 LC_ALL=C.UTF-8 "$@"; }
+as_alice cudaenv list
+as_alice cudaenv list --json | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["root"] == "/home/alice/.cudaenv", doc
+assert doc["upstreams"] == ["/opt/cudaenv"], doc
+assert [(v["version"], v["upstream"], v["active"]) for v in doc["versions"]] == [("'"$v"'", True, True)], doc'
+as_alice cudaenv exec nvcc --version | grep -q 'release 11.8' || fail "alice cannot run the global nvcc"
+# the shims (the packaged /usr/libexec/cudaenv/cudaenv-shim) in a login shell
+as_alice bash -c 'eval "$(cudaenv init - bash)" && cudaenv rehash >/dev/null && type -P nvcc && nvcc --version' \
+  | tee /srv/alice-shim.txt
+grep -q '^/home/alice/.cudaenv/shims/nvcc$' /srv/alice-shim.txt || fail "nvcc is not the shim"
+[ "$(readlink /home/alice/.cudaenv/shims/nvcc)" = /usr/libexec/cudaenv/cudaenv-shim ] || fail "shim target"
+grep -q 'release 11.8' /srv/alice-shim.txt || fail "the shim did not run 11.8's nvcc"
+set +e
+as_alice cudaenv uninstall "$v" 2>/srv/alice-rm.txt; rc=$?
+set -e
+cat /srv/alice-rm.txt
+[ "$rc" = 6 ] && grep -q 'needs root' /srv/alice-rm.txt || fail "alice's uninstall of a machine-wide version: rc $rc"
+[ -d "/opt/cudaenv/versions/$v" ] || fail "alice removed a machine-wide version"
+as_alice cudaenv install tf-2.16
+[ -n "$(ls /home/alice/.cudaenv/versions)" ] || fail "alice's own version is not in her root"
+# a program alice links against the machine's CUDA loads it through the real loader and cache
+cat >/home/alice/probe.c <<'C'
+#include <stdio.h>
+int cudaRuntimeGetVersion(int *);
+int main(void) { int v = 0; cudaRuntimeGetVersion(&v); printf("%d\n", v); return 0; }
+C
+chown alice /home/alice/probe.c
+as_alice gcc -o /home/alice/probe /home/alice/probe.c -L/usr/local/cuda/lib64 -l:libcudart.so.11.0
+[ "$(as_alice /home/alice/probe)" = 11080 ] || fail "alice's program did not load CUDA 11.8's runtime"
+
+step "dpkg --purge cudaenv"
+dpkg --purge cudaenv
+for p in /usr/bin/cudaenv /usr/libexec/cudaenv /usr/share/cudaenv /usr/share/doc/cudaenv \
+         /opt/cudaenv /etc/cudaenv /usr/local/cuda /etc/ld.so.conf.d/000-cudaenv.conf; do
+  if [ -e "$p" ] || [ -L "$p" ]; then fail "$p is still there after purge"; fi
+done
+# everything the namespace wrote (the overlays' upper layers and the tmpfs mounts), by name
+left=$( (find "$work/upper" /opt /usr/local /home -iname '*cudaenv*' -o -path '*/.cudaenv*' \
+          -o -lname '*cudaenv*'; grep -rls cudaenv "$work/upper/etc" 2>/dev/null) \
+        | grep -v -e '^/home/alice/.cudaenv' -e "^$work/upper/var/log/" -e '/var/lib/dpkg/.*-old$' \
+                  -e "^$work/upper/var/cache/" | sort -u || true)
+[ -z "$left" ] || fail "left after purge: $(echo "$left" | head -n 10)"
+[ -d /home/alice/.cudaenv/versions ] || fail "alice's own root must stay"
+ldconfig -p | grep -q /usr/local/cuda/ && fail "the loader cache still lists /usr/local/cuda"
+echo "deb_test: ok: installed, used as root and as alice, purged; left: alice's own root only"
