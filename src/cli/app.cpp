@@ -119,8 +119,13 @@ int run(Context& ctx, int argc, char** argv) {
     app.require_subcommand(1);
     app.add_flag("--json", ctx.json, "print one JSON document on stdout");
     app.add_flag("--no-color", ctx.no_color, "no colour");
-    app.add_option(
-        "--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)");
+    app.add_option("--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)")
+        ->option_text("DIR");
+    app.add_option("--mirror",
+                   ctx.mirror,
+                   "download from the mirror at URL (CUDAENV_MIRROR, or mirror in "
+                   "/etc/cudaenv/config)")
+        ->option_text("URL");
     app.set_version_flag(
         "--version",
         [&ctx] { return version_text(ctx); },

@@ -402,3 +402,12 @@ def test_a_libcurl_that_refuses_an_option_stops_the_install_instead_of_dropping_
     assert f"libcurl refused {option}" in res.err, res
     assert_intact(inst.root, before)  # archives that needed no resume may have landed in the store
     assert inst("install", "11.8").rc == 0
+
+
+def test_the_mirror_option_wins_over_the_environment(inst):
+    good = inst.env["CUDAENV_MIRROR"]
+    inst.env["CUDAENV_MIRROR"] = "http://127.0.0.1:9/nothing-listens-here"
+    res = inst("install", "tf-2.13", "--mirror", good, "--json")
+    assert res.rc == 0, res
+    assert res.json()["versions"][0]["archives"][0]["url"].startswith(good)
+    assert inst("--mirror", good, "list").rc == 0  # before the command too
