@@ -15,6 +15,16 @@ MANIFESTS = Path(os.environ.get("CUDAENV_TEST_MANIFESTS", Path(__file__).parents
 REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents[3] / "shared" / "reference"))
 
 
+def open_to_others(path):
+    """pytest's folders are 0700, and `global` refuses a version other users cannot reach: let
+    them through every folder from `path` up to /tmp."""
+    path = Path(path)
+    for d in [path, *path.parents]:
+        if d == Path(d.anchor) or str(d) in ("/tmp", "/var/tmp"):
+            break
+        d.chmod(d.stat().st_mode | 0o055)
+
+
 class Result:
     def __init__(self, proc):
         self.rc = proc.returncode
@@ -37,11 +47,7 @@ class Cudaenv:
                    LC_ALL="C.UTF-8")
         (tmp_path / "home").mkdir()
         self.env = env
-        # pytest's folders are 0700; `global` refuses a version other users cannot reach
-        for d in [tmp_path, *tmp_path.parents]:
-            if d == Path(d.anchor) or str(d) in ("/tmp", "/var/tmp"):
-                break
-            d.chmod(d.stat().st_mode | 0o055)
+        open_to_others(tmp_path)
 
     def __call__(self, *args, env=None, cwd=None):
         e = dict(self.env)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, MANIFESTS, FaultServer
+from conftest import EXE, MANIFESTS, FaultServer, open_to_others
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import real_cuda  # noqa: E402
@@ -84,6 +84,7 @@ def installed(real, server, tmp_path_factory):
 
 
 def base_env(base, root, real, server):
+    open_to_others(base)  # `global` refuses a version other users cannot reach
     home = base / "home"
     home.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items()
