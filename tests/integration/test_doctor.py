@@ -521,6 +521,18 @@ def test_cuda_link_owned_by_cudaenv(m):
     expect(probe(m, "cuda-link"), "ok", "cudaenv's link", "CUDA 12.4.1")
 
 
+def test_cuda_link_to_a_version_other_users_cannot_load(m):
+    """A version published before cudaenv made versions world-readable (0700), or a 0700 folder
+    above the root: /usr/local/cuda works for its owner only."""
+    prefix = _cudaenv_version(m)
+    m.ld_conf("000-cudaenv.conf", "/usr/local/cuda/lib64")
+    os.chmod(m.p(prefix), 0o700)
+    p = expect(probe(m, "cuda-link"), "warn", "other users cannot load", "mode 0700")
+    assert "chmod -R o+rX" in p["fix"]
+    os.chmod(m.p(prefix), 0o755)
+    expect(probe(m, "cuda-link"), "ok", "cudaenv's link")
+
+
 def test_cuda_link_changed_behind_cudaenvs_back(m):
     _cudaenv_version(m)
     m.ld_conf("000-cudaenv.conf", "/usr/local/cuda/lib64")

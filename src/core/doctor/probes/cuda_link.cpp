@@ -2,6 +2,7 @@
 // a link cudaenv does not own, or cudaenv's; and what version it holds.
 #include "../../activate/machine.hpp"
 #include "../../fs.hpp"
+#include "../../store/root.hpp"
 #include "../../store/state.hpp"
 #include "probes.hpp"
 
@@ -81,6 +82,17 @@ Finding cuda_link(Host& h) {
     std::string holds = version ? "CUDA " + version->str() : "an unknown CUDA version";
     switch (state.kind) {
     case Kind::ours:
+        // every user's programs load through it: a version only its owner can read (a 0700
+        // home above it, a version published before cudaenv made them world-readable) fails
+        // for everyone else, silently
+        if (auto why = store::unreadable_by_others(h.at("/usr/local/cuda"))) {
+            return warn("/usr/local/cuda points to " + state.target + " (" + holds +
+                            "), which other users cannot load: " + *why,
+                        "sudo chmod -R o+rX '" + real +
+                            "' (and o+x on each folder above it), or install the version into "
+                            "the machine-wide root: sudo cudaenv install <spec>",
+                        details);
+        }
         return ok("cudaenv's link to " + state.target + " (" + holds + ")", details);
     case Kind::alternatives:
         return ok("managed by update-alternatives (" + state.target + " -> " + real + ", " + holds +
