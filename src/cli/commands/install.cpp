@@ -2,6 +2,7 @@
 #include "core/install/install.hpp"
 
 #include "../context.hpp"
+#include "../fetch_resolve.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
 #include "core/manifest/codec.hpp"
@@ -32,74 +33,6 @@ struct InstallCli {
     bool dry_run = false;
     bool allow_unpinned = false;
 };
-
-/// What --allow-unpinned may fetch for a SPEC the manifests do not know: NVIDIA's index of a
-/// CUDA X.Y.Z or a cuDNN X.Y.Z. Kind::none when the SPEC names nothing of the kind.
-struct Unpinned {
-    enum class Kind { none, cuda, cudnn } kind = Kind::none;
-    std::string version;
-};
-
-Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
-    if (spec.cuda && spec.cuda->size() == 3 && !cat.newest_cuda(*spec.cuda)) {
-        return {Unpinned::Kind::cuda, spec.cuda->str()};
-    }
-    if (spec.cudnn && spec.cudnn->size() >= 3 && !cat.newest_cudnn(*spec.cudnn)) {
-        return {Unpinned::Kind::cudnn, spec.cudnn->truncated(3).str()};
-    }
-    return {};
-}
-
-/// Fetches NVIDIA's index for `u` and trusts it without a pinned hash (saying so): the root
-/// records it, so a later run knows the release and refuses a changed index (D15).
-Result<manifest::Catalog>
-with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
-    bool cuda = u.kind == Unpinned::Kind::cuda;
-    std::string product = cuda ? "cuda" : "cudnn";
-    std::string rel = manifest::redistrib_path(product, u.version);
-    std::string url = CUDAENV_TRY(manifest::join_url(ctx.base_url(), rel, "NVIDIA's index"));
-    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
-    manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
-    auto copy = CUDAENV_TRY(manifest::with_index(cat, product, u.version, text, red));
-    CUDAENV_TRY(manifest::record_trusted(ctx.root().dir, product, u.version, text));
-    *ctx.err << "cudaenv: warning: " << (cuda ? "CUDA " : "cuDNN ") << u.version
-             << " is not in the manifests; trusting '" << url << "' (sha256 " << red.sha256
-             << ") without a pinned hash, as --allow-unpinned asks\n";
-    return copy;
-}
-
-/// Fetches the index the manifests pin for a release and checks it against the pin; then its
-/// per-archive hashes are trusted like the manifests' own.
-Result<manifest::Catalog>
-with_pinned(Context& ctx, const manifest::Catalog& cat, const manifest::PinnedIndex& p) {
-    std::string url =
-        CUDAENV_TRY(manifest::join_url(ctx.base_url(), p.index.path, "the pinned index"));
-    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
-    auto sha = sha256_hex(text);
-    if (sha != p.index.sha256) {
-        return Error(ErrorCode::integrity,
-                     "NVIDIA's index '" + url + "' has sha256 " + sha + ", but the manifests pin " +
-                         p.index.sha256)
-            .with_hint("a mirror or proxy changed it; nothing was installed");
-    }
-    manifest::Artifact red{p.index.path, {}, sha, text.size()};
-    return manifest::with_index(cat, p.product, p.version.str(), text, red);
-}
-
-/// The index-pinned release a SPEC asks for, when it is newer than what the manifests describe.
-const manifest::PinnedIndex* pinned_for(const manifest::Catalog& cat, const Spec& spec) {
-    if (spec.cuda) {
-        if (const auto* p = cat.pinned_index("cuda", *spec.cuda)) {
-            return p;
-        }
-    }
-    if (spec.cudnn) {
-        if (const auto* p = cat.pinned_index("cudnn", *spec.cudnn)) {
-            return p;
-        }
-    }
-    return nullptr;
-}
 
 nlohmann::json outcome_json(const install::Outcome& o) {
     nlohmann::json archives = nlohmann::json::array();
@@ -161,47 +94,12 @@ int run_install(const InstallCli& o, Context& ctx) {
     nlohmann::json versions = nlohmann::json::array();
     bool changed = false;
     for (const auto& text : o.specs) {
-        auto spec = parse_spec(text, names);
-        if (!spec) {
-            return report_error(ctx, spec.error(), "install");
+        auto resolved =
+            resolve_with_indexes(ctx, *trusted, names, text, ro, o.allow_unpinned, "install");
+        if (!resolved) {
+            return report_error(ctx, resolved.error(), "install");
         }
-        // Any index this SPEC needs: an index-pinned release (verified against its pin), or
-        // with --allow-unpinned a release newer than the manifests -- a CUDA and its cuDNN
-        // both, one after the other.
-        const manifest::Catalog* cat = &*trusted;
-        Result<manifest::Catalog> extended = Error(ErrorCode::internal, "not extended");
-        auto res = resolve(*cat, *spec, ro);
-        for (int round = 0; round < 4; ++round) {
-            Result<manifest::Catalog> more = Error(ErrorCode::internal, "");
-            if (const auto* p = pinned_for(*cat, *spec)) {
-                more = with_pinned(ctx, *cat, *p);
-            } else if (res || res.error().code != ErrorCode::not_found) {
-                break;
-            } else if (auto u = unpinned_candidate(*cat, *spec); u.kind != Unpinned::Kind::none) {
-                if (!o.allow_unpinned) {
-                    return report_error(
-                        ctx,
-                        Error(res.error())
-                            .with_hint("to trust NVIDIA's index for a release newer than the "
-                                       "manifests: cudaenv install " +
-                                       text + " --allow-unpinned"),
-                        "install");
-                }
-                more = with_unpinned(ctx, *cat, u);
-            } else {
-                break;
-            }
-            if (!more) {
-                return report_error(ctx, more.error(), "install");
-            }
-            extended = std::move(more);
-            cat = &*extended;
-            res = resolve(*cat, *spec, ro);
-        }
-        if (!res) {
-            return report_error(
-                ctx, Error(res.error()).with_context("resolving '" + text + "'"), "install");
-        }
+        const Resolution* res = &resolved->res;
         ProgressReporter progress(*ctx.err, ctx.stderr_tty, ctx.json || o.dry_run);
         auto out = install::install(
             root, *res, io, [&](const install::Event& e) { progress.on_event(e); });

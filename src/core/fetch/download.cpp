@@ -335,6 +335,12 @@ void backoff(const Policy& p, int attempt) {
 
 } // namespace
 
+Result<FileHash> hash_file(const fs::path& path) {
+    Sha256 h;
+    auto n = CUDAENV_TRY(hash_file(path, h));
+    return FileHash{h.hex_digest(), n};
+}
+
 Result<Outcome> download(const Request& r, const Policy& policy, const Progress& progress) {
     CUDAENV_TRY(global_init());
     Outcome outcome;

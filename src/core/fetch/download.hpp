@@ -61,6 +61,14 @@ struct Outcome {
 Result<Outcome>
 download(const Request& request, const Policy& policy, const Progress& progress = {});
 
+struct FileHash {
+    std::string sha256;
+    std::uint64_t size = 0;
+};
+
+/// The SHA-256 and size of a file on disk (read in 1 MiB blocks). Errors: filesystem.
+Result<FileHash> hash_file(const std::filesystem::path& path);
+
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);
 
