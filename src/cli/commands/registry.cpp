@@ -7,6 +7,9 @@ namespace {
 const CommandSpec k_commands[] = {
     {"install", "Download, verify and lay out CUDA and cuDNN for a SPEC", &setup_install},
     {"uninstall", "Remove an installed version", &setup_uninstall},
+    {"mirror",
+     "Download what SPECs need into a directory laid out like NVIDIA's host",
+     &setup_mirror},
     {"resolve",
      "Show what a SPEC means: CUDA + cuDNN, archives, sizes, driver, verdict",
      &setup_resolve},

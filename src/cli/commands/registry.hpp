@@ -38,6 +38,7 @@ void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_shell(CLI::App& app, const CommandSpec& spec, Context& ctx);

@@ -1,0 +1,326 @@
+#include "mirror.hpp"
+
+#include "../fs.hpp"
+#include "../manifest/codec.hpp"
+#include "../store/lock.hpp"
+#include "../store/root.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace cudaenv::mirror {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A path NVIDIA's host could have: relative, no empty, "." or ".." parts, not one of ours.
+Status check_path(const File& f) {
+    auto bad = [&](const std::string& why) {
+        return Error(ErrorCode::integrity,
+                     "refusing to mirror '" + printable(f.path) + "' (" + f.what + "): " + why);
+    };
+    if (f.path.empty() || f.path.front() == '/') {
+        return bad("not a relative path");
+    }
+    std::size_t pos = 0;
+    while (pos <= f.path.size()) {
+        auto end = f.path.find('/', pos);
+        auto part = f.path.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        if (part.empty() || part == "." || part == ".." || part.rfind(".cudaenv-mirror", 0) == 0) {
+            return bad("a path part is '" + printable(part) + "'");
+        }
+        if (std::any_of(part.begin(), part.end(), [](char c) {
+                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+            })) {
+            return bad("a control character or backslash");
+        }
+        if (end == std::string::npos) {
+            break;
+        }
+        pos = end + 1;
+    }
+    if (f.sha256.size() != 64) {
+        return bad("no sha256 to verify it with");
+    }
+    return Ok{};
+}
+
+/// Folders from `dir` down to `path`'s parent, 0755 whatever the umask (a web server reads them).
+Status make_parents(const fs::path& dir, const std::string& path) {
+    fs::path at = dir;
+    fs::path rel = fs::path(path).parent_path();
+    for (const auto& part : rel) {
+        at /= part;
+        if (::mkdir(at.c_str(), 0755) == 0) {
+            ::chmod(at.c_str(), 0755);
+        } else if (errno != EEXIST) {
+            return Error(ErrorCode::filesystem,
+                         "cannot create '" + at.string() + "': " + errno_text(errno));
+        }
+    }
+    return Ok{};
+}
+
+/// The record's files, by path; empty when there is none yet.
+Result<std::map<std::string, File>> read_record(const fs::path& dir, bool required) {
+    std::map<std::string, File> out;
+    auto text = read_text_file(dir / k_record);
+    if (!text) {
+        if (!required) {
+            return out;
+        }
+        return Error(ErrorCode::integrity,
+                     "'" + dir.string() + "' is not a cudaenv mirror: " + text.error().message)
+            .with_hint("cudaenv mirror SPEC --to " + dir.string());
+    }
+    auto bad = [&](const std::string& why) {
+        return Error(ErrorCode::integrity,
+                     "the mirror's record '" + (dir / k_record).string() + "' is damaged: " + why)
+            .with_hint("run `cudaenv mirror SPEC... --to " + dir.string() +
+                       "` again: it re-hashes every file and writes the record");
+    };
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != "cudaenv.mirror/1" ||
+        !doc.contains("files") || !doc["files"].is_array()) {
+        return bad("not a cudaenv.mirror/1 document");
+    }
+    for (const auto& e : doc["files"]) {
+        if (!e.is_object() || !e.contains("path") || !e["path"].is_string() ||
+            !e.contains("sha256") || !e["sha256"].is_string() || !e.contains("size") ||
+            !e["size"].is_number_unsigned()) {
+            return bad("an entry lacks path, sha256 or size");
+        }
+        File f{e["path"].get<std::string>(),
+               e["sha256"].get<std::string>(),
+               e["size"].get<std::uint64_t>(),
+               e.value("what", "")};
+        CUDAENV_TRY(check_path(f));
+        out[f.path] = f;
+    }
+    return out;
+}
+
+Status write_record(const fs::path& dir, const std::map<std::string, File>& files) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& [path, f] : files) {
+        arr.push_back(
+            {{"path", path}, {"sha256", f.sha256}, {"size", f.size.value_or(0)}, {"what", f.what}});
+    }
+    nlohmann::json doc{{"schema", "cudaenv.mirror/1"}, {"files", arr}};
+    return write_file_atomic(dir / k_record, doc.dump(1) + "\n", 0644);
+}
+
+/// The file at `path` is the one wanted (size and sha256).
+bool verified(const fs::path& path, const File& f) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(path, ec))) {
+        return false;
+    }
+    if (f.size && fs::file_size(path, ec) != *f.size) {
+        return false;
+    }
+    auto h = fetch::hash_file(path);
+    return h && h->sha256 == f.sha256 && (!f.size || h->size == *f.size);
+}
+
+/// Runs `work(i)` for i in [0, n) on `jobs` threads; stops handing out work after the first
+/// error and returns the error of the lowest index that failed.
+Status parallel(std::size_t n, unsigned jobs, const std::function<Status(std::size_t)>& work) {
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex m;
+    std::map<std::size_t, Error> errors;
+    auto worker = [&] {
+        while (!stop) {
+            std::size_t i = next++;
+            if (i >= n) {
+                return;
+            }
+            auto st = work(i);
+            if (!st) {
+                std::lock_guard<std::mutex> g(m);
+                errors.emplace(i, std::move(st).error());
+                stop = true;
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    unsigned count = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(n)));
+    for (unsigned t = 1; t < count; ++t) {
+        threads.emplace_back(worker);
+    }
+    worker();
+    for (auto& t : threads) {
+        t.join();
+    }
+    if (!errors.empty()) {
+        return errors.begin()->second;
+    }
+    return Ok{};
+}
+
+} // namespace
+
+Result<Outcome> mirror(const fs::path& dir,
+                       const std::vector<File>& files,
+                       const Options& o,
+                       const Observer& observer) {
+    // one entry per path; two different files for one path is a contradiction in the manifests
+    std::vector<File> wanted;
+    std::map<std::string, std::size_t> index;
+    for (const auto& f : files) {
+        CUDAENV_TRY(check_path(f));
+        auto [it, fresh] = index.emplace(f.path, wanted.size());
+        if (fresh) {
+            wanted.push_back(f);
+        } else if (wanted[it->second].sha256 != f.sha256) {
+            return Error(ErrorCode::integrity,
+                         "two different files for '" + f.path + "': sha256 " +
+                             wanted[it->second].sha256 + " (" + wanted[it->second].what + ") and " +
+                             f.sha256 + " (" + f.what + ")");
+        }
+    }
+    Outcome out;
+    out.files.resize(wanted.size());
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        out.files[i].file = wanted[i];
+    }
+    auto emit = [&](const Event& e) {
+        if (observer) {
+            observer(e);
+        }
+    };
+    if (o.dry_run) {
+        for (auto& fo : out.files) {
+            fo.present = verified(dir / fo.file.path, fo.file);
+            out.changed = out.changed || !fo.present;
+        }
+        return out;
+    }
+    CUDAENV_TRY(fetch::global_init()); // on this thread, before the workers
+    std::error_code ec;
+    if (fs::create_directories(dir, ec)) {
+        ::chmod(dir.c_str(), 0755);
+    }
+    if (ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create '" + dir.string() + "': " + ec.message());
+    }
+    auto lock = CUDAENV_TRY(store::Lock::acquire(dir, o.lock_timeout));
+    fs::path partial = dir / k_partial_dir;
+    fs::create_directories(partial, ec);
+    if (ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create '" + partial.string() + "': " + ec.message());
+    }
+    auto previous = read_record(dir, false);
+    std::map<std::string, File> record = previous ? *previous : std::map<std::string, File>{};
+
+    std::atomic<bool> cancel{false};
+    auto st = parallel(out.files.size(), o.jobs, [&](std::size_t i) -> Status {
+        FileOutcome& fo = out.files[i];
+        const File& f = fo.file;
+        fs::path dest = dir / f.path;
+        if (verified(dest, f)) {
+            fo.present = true;
+            emit({Event::Kind::present, &f, 0, f.size});
+            return Ok{};
+        }
+        emit({Event::Kind::downloading, &f, 0, f.size});
+        fetch::Request req;
+        req.url = CUDAENV_TRY(manifest::join_url(o.base_url, f.path, f.what));
+        req.dest = partial / f.sha256;
+        req.sha256 = f.sha256;
+        req.size = f.size;
+        req.cancel = &cancel;
+        auto got = fetch::download(req, o.policy, [&](std::uint64_t done, auto total) {
+            emit({Event::Kind::progress, &f, done, total});
+        });
+        if (!got) {
+            cancel = true;
+            return std::move(got).error().with_context(f.what);
+        }
+        fo.bytes = got->bytes;
+        ::chmod(req.dest.c_str(), 0644); // served to everyone
+        CUDAENV_TRY(make_parents(dir, f.path));
+        // the verified file takes the path in one step (replacing a wrong one, if any)
+        if (::rename(req.dest.c_str(), dest.c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot publish '" + dest.string() + "': " + errno_text(errno));
+        }
+        emit({Event::Kind::done, &f, got->bytes, f.size});
+        return Ok{};
+    });
+    // what did land is recorded even when another file failed, so --verify knows it
+    for (const auto& fo : out.files) {
+        if (fo.present || fo.bytes > 0 || verified(dir / fo.file.path, fo.file)) {
+            File r = fo.file;
+            if (!r.size) {
+                r.size = fs::file_size(dir / r.path, ec);
+            }
+            record[r.path] = r;
+        }
+        out.changed = out.changed || !fo.present;
+        out.downloaded_bytes += fo.bytes;
+    }
+    if (!st) {
+        if (!record.empty()) {
+            (void)write_record(dir, record);
+        }
+        return std::move(st).error();
+    }
+    CUDAENV_TRY(write_record(dir, record));
+    CUDAENV_TRY(store::sync_dir(dir));
+    fs::remove(partial, ec); // only when empty: a kept partial download resumes next time
+    return out;
+}
+
+Result<std::vector<Problem>> verify(const fs::path& dir, unsigned jobs) {
+    auto record = CUDAENV_TRY(read_record(dir, true));
+    CUDAENV_TRY(fetch::global_init());
+    std::vector<File> files;
+    for (auto& [path, f] : record) {
+        files.push_back(f);
+    }
+    std::vector<std::optional<Problem>> found(files.size());
+    CUDAENV_TRY(parallel(files.size(), jobs, [&](std::size_t i) -> Status {
+        const File& f = files[i];
+        fs::path p = dir / f.path;
+        std::error_code ec;
+        if (!fs::is_regular_file(fs::symlink_status(p, ec))) {
+            found[i] = Problem{f.path, "missing"};
+            return Ok{};
+        }
+        auto h = fetch::hash_file(p);
+        if (!h) {
+            found[i] = Problem{f.path, h.error().message};
+        } else if (f.size && h->size != *f.size) {
+            found[i] = Problem{f.path,
+                               "size " + std::to_string(h->size) + ", expected " +
+                                   std::to_string(*f.size)};
+        } else if (h->sha256 != f.sha256) {
+            found[i] = Problem{f.path, "sha256 " + h->sha256 + ", expected " + f.sha256};
+        }
+        return Ok{};
+    }));
+    std::vector<Problem> out;
+    for (auto& p : found) {
+        if (p) {
+            out.push_back(std::move(*p));
+        }
+    }
+    return out;
+}
+
+} // namespace cudaenv::mirror
