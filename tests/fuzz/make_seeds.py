@@ -73,6 +73,8 @@ def selection():
         "pipfile": '[packages]\ntensorflow-gpu = "==2.10"\n',
         "conda": "dependencies:\n  - python=3.10\n  - tensorflow=2.13\n",
         "pyproject": '[project]\ndependencies = ["tensorflow>=2.14,<2.15"]\n',
+        "config": "# fleet settings\nroot = /opt/cudaenv\nmirror = http://10.0.0.5/nvidia\nmanifests = /srv/m\n",
+        "config-crlf": "mirror=https://m.example/x # c\n\nroot=/data\r\n",
     }
     for name, text in texts.items():
         put("selection", name, text)

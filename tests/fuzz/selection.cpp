@@ -1,9 +1,12 @@
-// Project files cudaenv reads at every prompt and every shim call: .cuda-version and the
-// requirement files that pin TensorFlow. Properties: no crash; errors are one printable line; a
-// name taken from .cuda-version is plain version text (no NUL, no control byte, no separator, never
+// Files cudaenv reads at every prompt and every shim call: .cuda-version, the requirement files
+// that pin TensorFlow, and the machine's /etc/cudaenv/config (whose root, mirror and manifests must
+// come out absolute, http(s) and free of control bytes, or be refused). Properties: no crash;
+// errors are one printable line; a name taken from .cuda-version is plain version text (no NUL, no
+// control byte, no separator, never
 // "." or ".."), so it cannot select versions/ itself or a path outside it.
 #include "core/activate/selection.hpp"
 
+#include "core/config.hpp"
 #include "fuzz.hpp"
 
 #include <cstddef>
@@ -14,6 +17,33 @@ using namespace cudaenv;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
+
+    auto cfg = parse_system_config(text, "/etc/cudaenv/config");
+    fuzz::check(cfg, "config");
+    if (cfg) {
+        auto plain = [](const std::string& v) {
+            for (char ch : v) {
+                auto c = static_cast<unsigned char>(ch);
+                if (c < 0x20 || c == 0x7f) {
+                    return false;
+                }
+            }
+            return !v.empty();
+        };
+        for (const auto* path : {&cfg->root, &cfg->manifests}) {
+            if (*path) {
+                fuzz::require(plain(**path) && (*path)->front() == '/',
+                              "a config path that is relative or has control bytes",
+                              **path);
+            }
+        }
+        if (cfg->mirror) {
+            fuzz::require(plain(*cfg->mirror) && (cfg->mirror->rfind("https://", 0) == 0 ||
+                                                  cfg->mirror->rfind("http://", 0) == 0),
+                          "a config mirror that is not http(s) or has control bytes",
+                          *cfg->mirror);
+        }
+    }
 
     auto written = activate::parse_version_file(text, "'/p/.cuda-version'");
     fuzz::check(written, ".cuda-version");
