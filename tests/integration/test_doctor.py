@@ -1152,3 +1152,51 @@ def test_healthy_debian12_with_nvidias_debs_gets_no_warning(debian):
     _agrees_with_the_real_loader(m, probes["loader"], "libcudart.so.12", "libcublas.so.12", "libcuda.so.1")
     truth = m.whereami("libcudnn.so.9")
     assert truth["libcudnn.so.9"][1] == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.1", truth
+
+
+# -- the facts, and `cudaenv report` over several machines' documents ------------------------
+
+def test_json_facts_say_what_the_machine_is(m):
+    res, _ = doctor(m)
+    facts = res.json()["facts"]
+    assert facts["driver"] == "550.54.15"
+    assert [g["name"] for g in facts["gpus"]] == ["GA100 [A100 SXM4 40GB]"]
+    assert facts["cuda"].startswith("12.4") and facts["toolkit"] == "/usr/local/cuda"
+    assert facts["cudnn"] == "9.1.1"  # the toolkit's header (no cudaenv record here)
+
+
+def test_report_is_one_table_with_failing_hosts_first(m, tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    healthy = m.run("doctor", "--json")
+    (reports / "gpu-a.json").write_text(healthy.out)
+    broken = m.run("doctor", "--json", env=_broken(m))  # an old driver, a wrong header, ...
+    assert broken.rc == 1
+    (reports / "gpu-b.json").write_text(broken.out)
+    (reports / "gpu-c.json").write_text(healthy.out)
+    (reports / "gpu-d.json").write_text("{not json")
+    res = m.run("report", str(reports), "--json")
+    assert res.rc == 1, res  # some host fails
+    hosts = res.json()["hosts"]
+    assert [h["host"] for h in hosts] == ["gpu-d", "gpu-b", "gpu-a", "gpu-c"]
+    assert hosts[0]["problem"] and hosts[0]["failures"] == 0
+    b = hosts[1]
+    bdoc = broken.json()
+    assert b["failures"] == bdoc["counts"]["fail"] > 0 and b["warnings"] == bdoc["counts"]["warn"]
+    assert b["driver"] == "535.104.05" and b["worst"]["status"] == "fail"
+    assert b["worst"]["id"] == next(p["id"] for p in bdoc["probes"] if p["status"] == "fail")
+    assert hosts[2]["failures"] == 0 and hosts[2]["gpus"] == "GA100 [A100 SXM4 40GB]"
+    assert res.json()["totals"] == {"hosts": 4, "failing": 2,
+                                    "warning": sum(1 for h in hosts[2:] if h["warnings"]),}
+    text = m.run("report", str(reports))
+    lines = text.out.splitlines()
+    assert lines[0].split()[:4] == ["HOST", "GPUS", "DRIVER", "CUDA"]
+    assert lines[1].startswith("gpu-d") and lines[2].startswith("gpu-b") and "535.104.05" in lines[2]
+    assert lines[-1].startswith("4 hosts: 2 failing")
+    (reports / "gpu-b.json").unlink()
+    (reports / "gpu-d.json").unlink()
+    assert m.run("report", str(reports)).rc == 0
+
+
+def test_report_of_an_empty_folder(m, tmp_path):
+    assert_one_line_error(m.run("report", str(tmp_path)), 9)

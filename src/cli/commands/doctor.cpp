@@ -4,6 +4,7 @@
 #include "../context.hpp"
 #include "core/doctor/host.hpp"
 #include "core/doctor/query.hpp"
+#include "core/install/compose.hpp"
 #include "core/suggest.hpp"
 #include "registry.hpp"
 
@@ -169,9 +170,34 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
                               {"details", e.finding.details},
                               {"fix", e.finding.fix.empty() ? json() : json(e.finding.fix)}});
         }
+        // the machine in a few facts, for `cudaenv report` and fleet tooling (what the probes
+        // found; computed once and shared with them)
+        json gpus = json::array();
+        for (const auto& g : host.pci_gpus()) {
+            gpus.push_back({{"address", g.address}, {"device_id", g.device_id}, {"name", g.name}});
+        }
+        auto opt = [](const auto& v) { return v ? json(v->str()) : json(); };
+        const auto& tk = host.toolkit();
+        std::optional<Version> cudnn = tk.cudnn; // cudaenv's record, else the toolkit's header
+        for (const char* name : {"cudnn_version.h", "cudnn.h"}) {
+            if (cudnn || tk.prefix.empty()) {
+                break;
+            }
+            if (auto text = host.read(tk.prefix + "/include/" + name)) {
+                cudnn = install::parse_cudnn_header(*text);
+            }
+        }
+        json facts{{"gpus", gpus},
+                   {"driver", opt(host.driver().version())},
+                   {"toolkit", tk.prefix.empty() ? json() : json(tk.prefix)},
+                   {"toolkit_origin", tk.origin.empty() ? json() : json(tk.origin)},
+                   {"cudaenv_version", tk.cudaenv_version ? json(*tk.cudaenv_version) : json()},
+                   {"cuda", opt(tk.cuda)},
+                   {"cudnn", opt(cudnn)}};
         emit_json(ctx,
                   {{"command", "doctor"},
                    {"ok", !failed},
+                   {"facts", facts},
                    {"status", to_string(doctor::worst(entries))},
                    {"strict", o.strict},
                    {"sysroot", hc.sysroot.string()},

@@ -27,6 +27,7 @@ const CommandSpec k_commands[] = {
     {"doctor",
      "Diagnose the GPU stack layer by layer, with the fix for each finding",
      &setup_doctor},
+    {"report", "One fleet table from per-host doctor reports (DIR/<host>.json)", &setup_report},
     {"rehash", "Make a shim for every tool in the installed versions", &setup_shell},
     {"init",
      "Shell integration: shims on PATH, the shell function, the hook, completions",

@@ -43,6 +43,7 @@ void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_select(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_shell(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_doctor(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_report(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_generate_manifests(CLI::App& app, const CommandSpec& spec, Context& ctx);
 
 } // namespace cudaenv::cli
