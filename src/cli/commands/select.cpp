@@ -143,6 +143,14 @@ int run_prefix(const std::string& spec, Context& ctx) {
     if (!p) {
         return report_error(ctx, p.error(), "prefix");
     }
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", "prefix"},
+                   {"ok", true},
+                   {"prefix", p->string()},
+                   {"version", p->filename().string()}});
+        return 0;
+    }
     *ctx.out << p->string() << "\n";
     return 0;
 }

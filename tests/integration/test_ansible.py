@@ -1,0 +1,202 @@
+"""The Ansible collection cudaenv.fleet (packaging/ansible), run by the real ansible-playbook on this
+machine (connection local) against a fixture machine (CUDAENV_SYSROOT: a GPU, a driver, the real
+ldconfig) and the fixture mirror. The multi-host rollout over ssh is the fleet issue's next part."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
+from conftest import EXE
+
+COLLECTIONS = Path(__file__).resolve().parents[2] / "packaging" / "ansible"
+PLAYBOOK = shutil.which("ansible-playbook")
+TF213 = "11.8.0+cudnn8.6.0.163"
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    return fixture_sysroot.Libs(tmp_path_factory.mktemp("ansible-libs"))
+
+
+@pytest.fixture
+def fleet(inst, libs, tmp_path):
+    """One host: a machine whose driver (520.61.05) runs CUDA 11.8 but not 12.x, cudaenv on
+    PATH, its root inside the machine, downloads from the fixture mirror."""
+    if not PLAYBOOK:
+        pytest.skip("ansible is not installed (.ci/deps installs it)")
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root")
+    m = fixture_sysroot.Machine(tmp_path / "sys", libs)
+    m.base()
+    m.pci_gpu()
+    m.kernel_driver(version="520.61.05")
+    m.add_gpu()
+    m.driver_libs(driver="520.61.05", cuda=11080)
+    m.ldconfig()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "cudaenv").symlink_to(EXE)
+    env = {k: v for k, v in inst.env.items() if k.startswith(("CUDAENV_", "HOME", "LC_", "NO_COLOR"))}
+    env.update(CUDAENV_SYSROOT=str(m.root), CUDAENV_ROOT=str(m.p("/opt/cudaenv")),
+               PATH=f"{bindir}:/usr/bin:/bin")
+    (tmp_path / "vars.json").write_text(json.dumps({"cudaenv_env": env}))
+    (tmp_path / "hosts").write_text("gpu1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
+    m.run = inst
+    m.tmp = tmp_path
+    m.env_vars = env
+    return m
+
+
+def play(fleet, name, text, *args):
+    """Runs a playbook with the json callback; returns (rc, {task name: gpu1's result}, stats)."""
+    book = fleet.tmp / f"{name}.yml"
+    book.write_text(text)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(fleet.tmp / "ansible-tmp"),
+               ANSIBLE_REMOTE_TEMP=str(fleet.tmp / "ansible-tmp"), ANSIBLE_RETRY_FILES_ENABLED="0",
+               ANSIBLE_CONFIG=str(fleet.tmp / "ansible.cfg"))
+    (fleet.tmp / "ansible.cfg").write_text("[defaults]\n")
+    proc = subprocess.run([PLAYBOOK, "-i", str(fleet.tmp / "hosts"), "-e", f"@{fleet.tmp / 'vars.json'}",
+                           *args, str(book)], env=env, capture_output=True, text=True, timeout=600)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"ansible-playbook printed no JSON (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    results = {}
+    for p in doc["plays"]:
+        for t in p["tasks"]:
+            if "gpu1" in t["hosts"]:
+                # a role's tasks are named "<role> : <name>"
+                results[t["task"]["name"].split(" : ", 1)[-1]] = t["hosts"]["gpu1"]
+    return proc.returncode, results, doc["stats"]["gpu1"]
+
+
+MODULES = """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  tasks:
+    - name: install
+      cudaenv.fleet.cudaenv:
+        spec: tf-2.13
+    - name: global
+      cudaenv.fleet.cudaenv:
+        spec: tf-2.13
+        state: global
+        force: true
+    - name: gate
+      cudaenv.fleet.cudaenv_doctor:
+        only: [driver-cuda, cuda-link]
+"""
+
+
+def test_check_mode_predicts_the_real_run_and_a_second_run_changes_nothing(fleet):
+    rc, check, stats = play(fleet, "modules", MODULES, "--check", "--diff")
+    assert rc == 0, check
+    assert check["install"]["changed"] is True and check["global"]["changed"] is True
+    assert check["global"]["version"] == TF213 and check["global"]["previous"] == "system"
+    assert check["global"]["diff"] == {"before": "global: system\n", "after": f"global: {TF213}\n"}
+    assert not (Path(fleet.p("/opt/cudaenv")) / "versions" / TF213).exists(), "check mode wrote"
+    assert not os.path.lexists(fleet.p("/usr/local/cuda"))
+
+    rc, real, stats = play(fleet, "modules", MODULES)
+    assert rc == 0, real
+    assert {k: v["changed"] for k, v in real.items() if k != "Gathering Facts"} == \
+        {"install": True, "global": True, "gate": False}
+    assert real["install"]["prefix"] == str(fleet.p(f"/opt/cudaenv/versions/{TF213}"))
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    assert real["gate"]["summary"] == {"failures": 0, "warnings": 0}
+    assert real["gate"]["doctor"]["facts"]["driver"] == "520.61.05"
+
+    rc, again, stats = play(fleet, "modules", MODULES)
+    assert rc == 0 and stats["changed"] == 0, again
+    rc, check2, stats = play(fleet, "modules", MODULES, "--check")
+    assert rc == 0 and stats["changed"] == 0, check2
+
+
+def test_failures_carry_cudaenvs_error_hint_and_exit_code(fleet):
+    rc, res, stats = play(fleet, "bad", """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  tasks:
+    - name: unknown
+      cudaenv.fleet.cudaenv:
+        spec: tf-9.99
+""")
+    assert rc != 0 and stats["failures"] == 1
+    r = res["unknown"]
+    assert r["failed"] and r["rc"] == 9
+    assert "tensorflow release '9.99'" in r["msg"] and r["hint"]
+
+
+def test_absent_removes_and_predicts(fleet):
+    assert fleet.run("install", "tf-2.16", env=fleet.env_vars).rc == 0
+    absent = """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  tasks:
+    - name: remove
+      cudaenv.fleet.cudaenv:
+        spec: tf-2.16
+        state: absent
+"""
+    rc, check, _ = play(fleet, "absent", absent, "--check")
+    assert rc == 0 and check["remove"]["changed"] is True
+    assert any((Path(fleet.p("/opt/cudaenv")) / "versions").iterdir())
+    rc, real, _ = play(fleet, "absent", absent)
+    assert rc == 0 and real["remove"]["changed"] is True
+    assert not any((Path(fleet.p("/opt/cudaenv")) / "versions").iterdir())
+    rc, again, stats = play(fleet, "absent", absent)
+    assert rc == 0 and stats["changed"] == 0
+
+
+ROLE = """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  roles:
+    - role: cudaenv.fleet.cudaenv
+      vars:
+        cudaenv_versions: [tf-2.13, tf-2.16]
+        cudaenv_global: "{{ target }}"
+        cudaenv_gate_only: [driver-cuda, cuda-link]
+        cudaenv_report_dir: "{{ report_dir }}"
+"""
+
+
+def test_the_role_rolls_a_switch_back_when_the_gate_fails(fleet, tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    fleet.link("/usr/local/cuda", "/opt/cudaenv/versions/none-yet")  # a dangling link of no one's
+    fleet.remove("/usr/local/cuda")
+    extra = ["-e", f"report_dir={reports}"]
+    # A: CUDA 11.8, which driver 520.61.05 runs
+    rc, a, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.13", *extra)
+    assert rc == 0, a
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    assert json.loads((reports / "gpu1.json").read_text())["ok"] is True
+    # B: tf-2.16 (CUDA 12.3) needs a 525+ driver: the gate fails, the switch is rolled back
+    rc, b, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.16", *extra)
+    assert rc != 0 and stats["failures"] == 1, b
+    switched = b["Switch the machine's CUDA"]
+    assert switched["changed"] is True and switched["previous"] == TF213
+    assert b["Run the doctor gate"]["failed"] is True
+    assert "driver-cuda" in b["Run the doctor gate"]["msg"]
+    assert b["Roll the switch back"]["changed"] is True
+    assert "rolled back" in b["Fail the host"]["msg"]
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    state = json.loads(Path(fleet.p("/opt/cudaenv/state.json")).read_text())
+    assert state["global"] == TF213
+    report = json.loads((reports / "gpu1.json").read_text())
+    assert report["ok"] is False
+    table = fleet.run("report", str(reports), "--json")
+    assert table.rc == 1 and table.json()["hosts"][0]["worst"]["id"] == "driver-cuda"
+    # and A again changes nothing
+    rc, again, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.13", *extra)
+    assert rc == 0 and stats["changed"] == 1, again  # only the report copy on the controller
