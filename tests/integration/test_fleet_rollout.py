@@ -1,0 +1,297 @@
+"""A real rollout (issue: Fleet): three hosts, each a real sshd on its own loopback port inside its
+own mount namespace (/usr, /etc and /var overlays of this machine's, so dpkg installs the .deb
+privately; /run a tmpfs), each with its own machine (CUDAENV_SYSROOT, set by sshd: a GPU, a driver,
+its own /usr/local/cuda, ld.so.conf.d and ld.so.cache, rebuilt by the real ldconfig); a real nginx
+serving a `cudaenv mirror` tree; the real ansible-playbook over ssh with serial: 1 and
+max_fail_percentage: 0, running the role from packaging/ansible with the package the `deb`
+workflow built (CUDAENV_DEB; .ci/package builds it before the suites run)."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import fixture_sysroot  # noqa: E402
+from conftest import EXE, open_to_others
+
+ROOT = Path(__file__).resolve().parents[2]
+COLLECTIONS = ROOT / "packaging" / "ansible"
+PLAYBOOK = shutil.which("ansible-playbook")
+SSHD = "/usr/sbin/sshd"
+NGINX = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
+DEB = os.environ.get("CUDAENV_DEB")
+A, B = "11.8.0+cudnn8.6.0.163", "12.4.1+cudnn9.1.1.17"
+DRIVERS = {"gpu1": ("550.54.15", 12040), "gpu2": ("520.61.05", 11080), "gpu3": ("550.54.15", 12040)}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc, what):
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise AssertionError(f"{what} exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            time.sleep(0.05)
+    raise AssertionError(f"{what} did not listen on {port}")
+
+
+HOST_SCRIPT = r"""
+set -e
+w=$1; shift
+mount -t tmpfs -o mode=0755 fleet-host "$w/ns"
+for d in usr etc var; do
+  mkdir -p "$w/ns/upper/$d" "$w/ns/work/$d"
+  mount -t overlay "overlay-$d" -o "lowerdir=/$d,upperdir=$w/ns/upper/$d,workdir=$w/ns/work/$d" "/$d"
+done
+mount -t tmpfs -o mode=0755 fleet-run /run
+mkdir -p /run/sshd
+exec "$@"
+"""
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: mount namespaces, sshd, dpkg")
+    missing = [n for n, ok in (("ansible-playbook", PLAYBOOK), ("sshd", os.path.exists(SSHD)), ("nginx", NGINX),
+                               ("CUDAENV_DEB (a package built by `cmake --workflow --preset deb`)",
+                                DEB and os.path.exists(DEB))) if not ok]
+    if missing:
+        pytest.skip("missing: " + ", ".join(missing))
+    base = tmp_path_factory.mktemp("fleet")
+    open_to_others(base)
+    procs = []
+    try:
+        yield from _fleet(base, procs)
+    finally:
+        for p in procs:  # every sshd and nginx stops, even when a test failed
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+def _fleet(base, procs):
+    import fixture_mirror
+    # the releases: a fixture mirror, mirrored by `cudaenv mirror`, served by nginx
+    fx = fixture_mirror.build(base / "fixture", EXE, ROOT / "manifests")
+    from fault_server import FaultServer
+    upstream = FaultServer(fx / "mirror")
+    try:
+        env = dict(os.environ, CUDAENV_MANIFESTS=str(fx / "manifests"), CUDAENV_MIRROR=upstream.url,
+                   CUDAENV_ROOT=str(base / "scratch-root"), NO_COLOR="1")
+        res = subprocess.run([EXE, "mirror", "tf-2.13", "tf-2.16", "--to", str(base / "served")], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+    finally:
+        upstream.close()
+    port = free_port()
+    nginx_dir = base / "nginx"
+    (nginx_dir / "logs").mkdir(parents=True)
+    (nginx_dir / "nginx.conf").write_text(f"""
+user root;
+worker_processes 1;
+pid {nginx_dir}/nginx.pid;
+error_log {nginx_dir}/logs/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    access_log {nginx_dir}/logs/access.log;
+    client_body_temp_path {nginx_dir}/tmp-body;
+    proxy_temp_path {nginx_dir}/tmp-proxy;
+    fastcgi_temp_path {nginx_dir}/tmp-fastcgi;
+    uwsgi_temp_path {nginx_dir}/tmp-uwsgi;
+    scgi_temp_path {nginx_dir}/tmp-scgi;
+    default_type application/octet-stream;
+    server {{ listen 127.0.0.1:{port}; location /nvidia/ {{ alias {base / "served"}/; }} }}
+}}
+""")
+    nginx = subprocess.Popen([NGINX, "-p", str(nginx_dir), "-e", str(nginx_dir / "logs/error.log"),
+                              "-c", str(nginx_dir / "nginx.conf"), "-g", "daemon off;"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    procs.append(nginx)
+    wait_port(port, nginx, "nginx")
+    mirror_url = f"http://127.0.0.1:{port}/nvidia"
+
+    # the throwaway key, and one sshd per host in its own mount namespace
+    key = base / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    libs = fixture_sysroot.Libs(base / "libs")
+    hosts = {}
+    inventory = ["[gpu]"]
+    for name, (driver, cuda) in DRIVERS.items():
+        w = base / name
+        (w / "ns").mkdir(parents=True)
+        m = fixture_sysroot.Machine(w / "machine", libs)
+        m.base()
+        m.pci_gpu()
+        m.kernel_driver(version=driver)
+        m.add_gpu()
+        m.driver_libs(driver=driver, cuda=cuda)
+        m.ldconfig()
+        # the role writes the host's /etc/cudaenv/config; cudaenv reads it under the sysroot, and
+        # the site's manifests the config names are the machine's /srv/cudaenv/manifests
+        os.symlink("/etc/cudaenv", m.p("/etc/cudaenv"))
+        shutil.copytree(fx / "manifests", m.p("/srv/cudaenv/manifests"))
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(w / "hostkey")], check=True)
+        shutil.copy(f"{key}.pub", w / "authorized_keys")
+        p = free_port()
+        (w / "sshd_config").write_text(f"""
+Port {p}
+ListenAddress 127.0.0.1
+HostKey {w}/hostkey
+PidFile {w}/sshd.pid
+AuthorizedKeysFile {w}/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+SetEnv CUDAENV_SYSROOT={m.root}
+Subsystem sftp internal-sftp
+""")
+        (w / "host.sh").write_text(HOST_SCRIPT)
+        sshd = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "bash", str(w / "host.sh"), str(w),
+                                 SSHD, "-D", "-e", "-f", str(w / "sshd_config")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        procs.append(sshd)
+        wait_port(p, sshd, f"sshd of {name}")
+        hosts[name] = m
+        inventory.append(f"{name} ansible_host=127.0.0.1 ansible_port={p}")
+    inventory += ["[gpu:vars]", "ansible_user=root", f"ansible_ssh_private_key_file={key}",
+                  "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'",
+                  "ansible_python_interpreter=/usr/bin/python3"]
+    (base / "hosts").write_text("\n".join(inventory) + "\n")
+    (base / "ansible.cfg").write_text("[defaults]\nforks = 5\n")
+
+    class Fleet:
+        pass
+
+    f = Fleet()
+    f.base, f.hosts, f.mirror, f.manifests, f.nginx_log = base, hosts, mirror_url, fx / "manifests", nginx_dir / "logs/access.log"
+    yield f
+
+
+def playbook(fleet, target, *args):
+    reports = fleet.base / "reports"
+    reports.mkdir(exist_ok=True)
+    book = fleet.base / "rollout.yml"
+    # the complete example playbook of docs/fleet.md, with the test's paths
+    book.write_text(f"""
+- name: Roll CUDA out, one host at a time
+  hosts: gpu
+  serial: 1
+  max_fail_percentage: 0
+  gather_facts: false
+  roles:
+    - role: cudaenv.fleet.cudaenv
+      vars:
+        cudaenv_package: {DEB}
+        cudaenv_mirror: {fleet.mirror}
+        cudaenv_manifests: /srv/cudaenv/manifests
+        cudaenv_versions: [tf-2.13, tf-2.16]
+        cudaenv_global: {target}
+        cudaenv_gate_only: [driver-cuda, cuda-link]
+        cudaenv_report_dir: {reports}
+""")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(fleet.base / "ansible.cfg"),
+               ANSIBLE_LOCAL_TEMP=str(fleet.base / "ansible-tmp"),
+               ANSIBLE_SSH_CONTROL_PATH_DIR=str(fleet.base / "cp"), ANSIBLE_RETRY_FILES_ENABLED="0")
+    env = {k: v for k, v in env.items() if not k.startswith(("CUDAENV_", "CUDA_"))}
+    proc = subprocess.run([PLAYBOOK, "-i", str(fleet.base / "hosts"), *args, str(book)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"no JSON from ansible-playbook (rc {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    tasks = {}
+    for p in doc["plays"]:
+        for t in p["tasks"]:
+            for host, r in t["hosts"].items():
+                tasks.setdefault(host, {})[t["task"]["name"].split(" : ", 1)[-1]] = r
+    return proc.returncode, tasks, doc["stats"]
+
+
+def failures(tasks):
+    out = {}
+    for h, rs in tasks.items():
+        for k, r in rs.items():
+            if r.get("failed"):
+                items = [(i.get("msg"), i.get("hint")) for i in r.get("results", []) if i.get("failed")]
+                out.setdefault(h, {})[k] = items or (r.get("msg"), r.get("hint"))
+    return out
+
+
+def link(m):
+    return os.readlink(m.p("/usr/local/cuda")) if os.path.islink(m.p("/usr/local/cuda")) else None
+
+
+def changed_tasks(results):
+    return sorted(k for k, r in results.items() if r.get("changed") and k != "Save the host's doctor report on the controller")
+
+
+def test_a_rollout_stops_at_the_first_broken_host_and_puts_it_back(fleet):
+    hosts = fleet.hosts
+    # A: every host gets the package, the versions and CUDA 11.8 (every driver runs it)
+    rc, a, stats = playbook(fleet, "tf-2.13")
+    assert rc == 0, failures(a)
+    for name, m in hosts.items():
+        assert link(m) == f"/opt/cudaenv/versions/{A}", name
+        assert stats[name]["failures"] == 0 and stats[name]["changed"] > 0
+        # a program linked against libcudart loads 11.8's through the machine's cache
+        assert m.whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{A}/")
+    served = fleet.nginx_log.read_text()
+    assert "/nvidia/cuda/redist/" in served  # the hosts downloaded from the nginx mirror
+
+    # the same run again changes nothing on any host
+    rc, again, stats = playbook(fleet, "tf-2.13")
+    assert rc == 0
+    for name in hosts:
+        assert changed_tasks(again[name]) == [], (name, changed_tasks(again[name]))
+
+    # B in check mode: a prediction, nothing changes
+    rc, check, stats = playbook(fleet, "tf-2.16", "--check")
+    assert rc == 0, failures(check)
+    for name, m in hosts.items():
+        assert changed_tasks(check[name]) == ["Switch the machine's CUDA"], name
+        assert link(m) == f"/opt/cudaenv/versions/{A}"
+
+    # B for real: gpu1 switches; gpu2's driver (520) cannot run CUDA 12.4: its gate fails, the
+    # switch is rolled back, the play stops; gpu3 is never touched
+    rc, b, stats = playbook(fleet, "tf-2.16")
+    assert rc != 0
+    assert link(hosts["gpu1"]) == f"/opt/cudaenv/versions/{B}"
+    assert changed_tasks(b["gpu1"]) == changed_tasks(check["gpu1"])  # the check predicted it
+    assert stats["gpu2"]["failures"] == 1
+    assert b["gpu2"]["Roll the switch back"]["changed"] is True
+    assert link(hosts["gpu2"]) == f"/opt/cudaenv/versions/{A}"
+    assert hosts["gpu2"].whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{A}/")
+    assert "gpu3" not in b
+    assert link(hosts["gpu3"]) == f"/opt/cudaenv/versions/{A}"
+
+    # every host's doctor agrees with what the play reported
+    reports = fleet.base / "reports"
+    table = subprocess.run([EXE, "--json", "report", str(reports)], capture_output=True, text=True)
+    rows = {r["host"]: r for r in json.loads(table.stdout)["hosts"]}
+    assert rows["gpu2"]["failures"] > 0 and rows["gpu2"]["worst"]["id"] == "driver-cuda"
+    assert rows["gpu1"]["failures"] == 0 and rows["gpu1"]["cuda"].startswith("12.4")
+    assert rows["gpu3"]["failures"] == 0 and rows["gpu3"]["cuda"].startswith("11.8")
