@@ -14,56 +14,17 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from install_bench import VERSION, payload, timed  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+from nginx import NGINX, Nginx  # noqa: E402
 
-NGINX = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
-
-
-def start_nginx(root, prefix):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    (prefix / "logs").mkdir(parents=True)
-    user = "user root;" if os.geteuid() == 0 else ""
-    (prefix / "nginx.conf").write_text(f"""
-{user}
-worker_processes 2;
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    access_log off;
-    sendfile on;
-    client_body_temp_path {prefix}/tmp-body;
-    proxy_temp_path {prefix}/tmp-proxy;
-    fastcgi_temp_path {prefix}/tmp-fastcgi;
-    uwsgi_temp_path {prefix}/tmp-uwsgi;
-    scgi_temp_path {prefix}/tmp-scgi;
-    default_type application/octet-stream;
-    server {{ listen 127.0.0.1:{port}; root {root}; }}
-}}
-""")
-    proc = subprocess.Popen([NGINX, "-p", str(prefix), "-e", str(prefix / "logs" / "error.log"),
-                             "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("nginx did not start")
 
 
 def main():
@@ -79,7 +40,8 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(dir=HERE) as tmp:
         tmp = Path(tmp)
-        proc, url = start_nginx(out / "mirror", tmp / "nginx")
+        srv = Nginx(tmp / "nginx", {"/": out / "mirror"}, workers=2, access_log=False)
+        url = srv.url("/")
         try:
             env = dict(os.environ, CUDAENV_ROOT=str(tmp / "root"), CUDAENV_MANIFESTS=str(out / "manifests"),
                        CUDAENV_MIRROR=url, NO_COLOR="1")
@@ -111,8 +73,7 @@ def main():
                       f"curl --parallel {b:.2f} s ({total / b / 2**20:.0f} MiB/s), "
                       f"throughput ratio {b / a:.2f}, peak RSS {usage.ru_maxrss / 1024:.1f} MiB", flush=True)
         finally:
-            proc.terminate()
-            proc.wait()
+            srv.stop()
     med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
     print(json.dumps({"files": len(files), "mib": total >> 20, "jobs": args.jobs, "runs": rows,
                       "median": {k: med(k) for k in rows[0]},

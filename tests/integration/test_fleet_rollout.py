@@ -18,23 +18,15 @@ import pytest
 
 import fixture_sysroot  # noqa: E402
 from conftest import EXE, open_to_others
+from nginx import NGINX, Nginx, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTIONS = ROOT / "packaging" / "ansible"
 PLAYBOOK = shutil.which("ansible-playbook")
 SSHD = "/usr/sbin/sshd"
-NGINX = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
 DEB = os.environ.get("CUDAENV_DEB")
 A, B = "11.8.0+cudnn8.6.0.163", "12.4.1+cudnn9.1.1.17"
 DRIVERS = {"gpu1": ("550.54.15", 12040), "gpu2": ("520.61.05", 11080), "gpu3": ("550.54.15", 12040)}
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_port(port, proc, what):
@@ -78,10 +70,25 @@ def fleet(tmp_path_factory):
     try:
         yield from _fleet(base, procs)
     finally:
-        for p in procs:  # every sshd and nginx stops, even when a test failed
+        # every sshd (its sessions included: every process in a host's mount namespace) and
+        # nginx stops, even when a test failed
+        spaces = set()
+        for p in procs:
+            try:
+                spaces.add(os.readlink(f"/proc/{p.pid}/ns/mnt"))
+            except OSError:
+                pass
+        spaces.discard(os.readlink("/proc/self/ns/mnt"))
+        for p in procs:
             try:
                 os.killpg(p.pid, signal.SIGTERM)
             except ProcessLookupError:
+                pass
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if os.readlink(f"/proc/{pid}/ns/mnt") in spaces:
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
                 pass
         for p in procs:
             try:
@@ -104,32 +111,9 @@ def _fleet(base, procs):
         assert res.returncode == 0, res.stderr
     finally:
         upstream.close()
-    port = free_port()
-    nginx_dir = base / "nginx"
-    (nginx_dir / "logs").mkdir(parents=True)
-    (nginx_dir / "nginx.conf").write_text(f"""
-user root;
-worker_processes 1;
-pid {nginx_dir}/nginx.pid;
-error_log {nginx_dir}/logs/error.log warn;
-events {{ worker_connections 64; }}
-http {{
-    access_log {nginx_dir}/logs/access.log;
-    client_body_temp_path {nginx_dir}/tmp-body;
-    proxy_temp_path {nginx_dir}/tmp-proxy;
-    fastcgi_temp_path {nginx_dir}/tmp-fastcgi;
-    uwsgi_temp_path {nginx_dir}/tmp-uwsgi;
-    scgi_temp_path {nginx_dir}/tmp-scgi;
-    default_type application/octet-stream;
-    server {{ listen 127.0.0.1:{port}; location /nvidia/ {{ alias {base / "served"}/; }} }}
-}}
-""")
-    nginx = subprocess.Popen([NGINX, "-p", str(nginx_dir), "-e", str(nginx_dir / "logs/error.log"),
-                              "-c", str(nginx_dir / "nginx.conf"), "-g", "daemon off;"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    procs.append(nginx)
-    wait_port(port, nginx, "nginx")
-    mirror_url = f"http://127.0.0.1:{port}/nvidia"
+    nginx = Nginx(base / "nginx", {"/nvidia/": base / "served"})
+    procs.append(nginx.proc)
+    mirror_url = nginx.url("/nvidia")
 
     # the throwaway key, and one sshd per host in its own mount namespace
     key = base / "id_ed25519"
@@ -186,7 +170,7 @@ Subsystem sftp internal-sftp
         pass
 
     f = Fleet()
-    f.base, f.hosts, f.mirror, f.manifests, f.nginx_log = base, hosts, mirror_url, fx / "manifests", nginx_dir / "logs/access.log"
+    f.base, f.hosts, f.mirror, f.nginx = base, hosts, mirror_url, nginx
     yield f
 
 
@@ -259,8 +243,8 @@ def test_a_rollout_stops_at_the_first_broken_host_and_puts_it_back(fleet):
         assert stats[name]["failures"] == 0 and stats[name]["changed"] > 0
         # a program linked against libcudart loads 11.8's through the machine's cache
         assert m.whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{A}/")
-    served = fleet.nginx_log.read_text()
-    assert "/nvidia/cuda/redist/" in served  # the hosts downloaded from the nginx mirror
+    served = [uri for uri, status, _ in fleet.nginx.requests() if status == "200"]
+    assert any(u.startswith("/nvidia/cuda/redist/") for u in served)  # the hosts used the mirror
 
     # the same run again changes nothing on any host
     rc, again, stats = playbook(fleet, "tf-2.13")

@@ -4,81 +4,22 @@ partial download with nginx's own Range handling, and reports nginx's 404 page a
 without hashing or extracting it. Skipped where nginx is not installed (.ci/deps installs it)."""
 import hashlib
 import os
-import shutil
-import socket
-import subprocess
-import time
 
 import pytest
 
 from conftest import assert_one_line_error, component_path, leftovers
 
-# /usr/sbin is not on every user's PATH
-NGINX = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from nginx import NGINX, Nginx
 
 
 @pytest.fixture
 def nginx(fixture_dir, tmp_path):
     if not NGINX:
         pytest.skip("nginx is not installed")
-    prefix = tmp_path / "nginx"
-    (prefix / "logs").mkdir(parents=True)
-    port = free_port()
-    # As root the workers would switch to 'nobody', who cannot read pytest's private tmp folders.
-    user = "user root;" if os.geteuid() == 0 else ""
-    (prefix / "nginx.conf").write_text(f"""
-{user}
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections 64; }}
-http {{
-    log_format ranges '$request_uri $status $http_range $body_bytes_sent';
-    access_log {prefix}/logs/access.log ranges;
-    client_body_temp_path {prefix}/tmp-body;
-    proxy_temp_path {prefix}/tmp-proxy;
-    fastcgi_temp_path {prefix}/tmp-fastcgi;
-    uwsgi_temp_path {prefix}/tmp-uwsgi;
-    scgi_temp_path {prefix}/tmp-scgi;
-    default_type application/octet-stream;
-    server {{
-        listen 127.0.0.1:{port};
-        location /nvidia/ {{ alias {fixture_dir / "mirror"}/; }}
-    }}
-}}
-""")
-    proc = subprocess.Popen([NGINX, "-p", str(prefix), "-e", str(prefix / "logs" / "error.log"),
-                             "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"nginx did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
-
-    class Nginx:
-        url = f"http://127.0.0.1:{port}/nvidia"
-
-        @staticmethod
-        def requests():
-            """(uri, status, range header) for every request nginx logged."""
-            lines = (prefix / "logs" / "access.log").read_text().splitlines()
-            return [tuple(line.split(" ")[:3]) for line in lines]
-
-    yield Nginx
-    proc.terminate()
-    proc.wait(timeout=10)
+    srv = Nginx(tmp_path / "nginx", {"/nvidia/": fixture_dir / "mirror"})
+    srv.url = srv.url("/nvidia")
+    yield srv
+    srv.stop()
 
 
 @pytest.fixture
