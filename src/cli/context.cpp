@@ -87,6 +87,7 @@ std::filesystem::path Context::shim_exe() const {
 
 Status Context::load_config() {
     system = CUDAENV_TRY(load_system_config(sysroot()));
+    m_root.reset(); // the config may name another machine-wide root
     return Ok{};
 }
 
@@ -101,21 +102,26 @@ std::filesystem::path Context::system_root() const {
 
 store::Root Context::root() const {
     namespace fs = std::filesystem;
+    if (m_root) {
+        return *m_root;
+    }
     fs::path machine_wide = system_root();
     store::Root r;
+    bool chosen = false; // CUDAENV_ROOT may name the machine-wide root itself
     if (auto env_root = getenv("CUDAENV_ROOT"); env_root && !env_root->empty()) {
         r.dir = fs::absolute(*env_root);
+        chosen = true;
     } else if (::geteuid() == 0) {
         r.dir = machine_wide;
-        return r;
     } else {
         r.dir = fs::path(getenv("HOME").value_or("/")) / ".cudaenv";
     }
     std::error_code ec;
-    if (fs::is_directory(machine_wide / "versions", ec) &&
-        fs::weakly_canonical(machine_wide, ec) != fs::weakly_canonical(r.dir, ec)) {
+    if (r.dir != machine_wide && fs::is_directory(machine_wide / "versions", ec) &&
+        (!chosen || fs::weakly_canonical(machine_wide, ec) != fs::weakly_canonical(r.dir, ec))) {
         r.upstreams.push_back(machine_wide);
     }
+    m_root = r;
     return r;
 }
 

@@ -101,6 +101,8 @@ struct Context {
     Result<const manifest::Catalog*> frameworks_catalog();
 
   private:
+    /// root(), worked out once per process (the shims and the prompt hook call it on every run).
+    mutable std::optional<store::Root> m_root;
     std::optional<manifest::Catalog> m_catalog;
     std::optional<manifest::Catalog> m_frameworks;
 };

@@ -123,12 +123,9 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     hc.cwd = ctx.cwd;
     hc.self_exe = ctx.exe_path;
     hc.root = ctx.root();
-    hc.machine_root = store::Root{hc.root.dir};
-    if (!hc.root.upstreams.empty()) {
-        if (auto own = store::global_version(hc.root); own && !*own) {
-            hc.machine_root = store::Root{hc.root.upstreams[0]};
-        }
-    }
+    // a damaged own state.json is the cuda-link probe's finding: it reads the root's own
+    auto global = store::effective_global(hc.root);
+    hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
     hc.manifests = ctx.manifests_path();
     hc.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
     if (auto ms = ctx.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {

@@ -51,22 +51,12 @@ std::string cudnn_cuda_list(const manifest::CudnnRelease& r) {
 int run_list_installed(Context& ctx) {
     auto root = ctx.root();
     auto versions = install::list_installed(root, true);
-    auto global_r = store::global_version(root);
+    auto global_r = store::effective_global(root);
     if (!global_r) {
         return report_error(ctx, global_r.error(), "list");
     }
-    auto global = *global_r;
-    auto global_file = root.state_file();
-    for (const auto& up : root.upstreams) { // the machine-wide root's global owns /usr/local/cuda
-        if (global) {
-            break;
-        }
-        store::Root layer{up};
-        if (auto g = store::global_version(layer); g && *g) {
-            global = *g;
-            global_file = layer.state_file();
-        }
-    }
+    const auto& global = global_r->version;
+    auto global_file = global_r->owner.state_file();
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {

@@ -326,19 +326,11 @@ int run_global(const GlobalCli& o, Context& ctx) {
     auto root = ctx.root();
     auto m = machine(ctx);
     if (o.spec.empty()) {
-        auto r = store::global_version(root);
+        auto r = store::effective_global(root);
         if (!r) {
             return report_error(ctx, r.error(), "global");
         }
-        auto g = *r;
-        for (const auto& up : root.upstreams) { // the machine-wide root's, which owns the link
-            if (g) {
-                break;
-            }
-            if (auto ug = store::global_version(store::Root{up, {}}); ug) {
-                g = *ug;
-            }
-        }
+        const auto& g = r->version;
         if (ctx.json) {
             emit_json(ctx,
                       {{"command", "global"}, {"ok", true}, {"version", g.value_or("system")}});

@@ -194,25 +194,12 @@ Result<Selection> select(const store::Root& root,
         s.written = CUDAENV_TRY(parse_version_file(*text, "'" + file->string() + "'"));
         s.origin = Selection::Origin::file;
         s.source = *file;
-    } else if (auto global = CUDAENV_TRY(store::global_version(root))) {
+    } else if (auto global = CUDAENV_TRY(store::effective_global(root)); global.version) {
         s.origin = Selection::Origin::global;
-        s.written = *global;
-        s.source = root.state_file();
+        s.written = *global.version;
+        s.source = global.owner.state_file();
     } else {
-        // the machine-wide root's global (it owns /usr/local/cuda); a damaged upstream state is
-        // its administrator's to fix, not a reason to fail here
-        for (const auto& up : root.upstreams) {
-            store::Root layer{up, {}};
-            if (auto g = store::global_version(layer); g && *g) {
-                s.origin = Selection::Origin::global;
-                s.written = **g;
-                s.source = layer.state_file();
-                break;
-            }
-        }
-        if (s.written.empty()) {
-            return s; // system
-        }
+        return s; // system
     }
     if (s.written == "system") {
         return s;

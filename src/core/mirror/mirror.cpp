@@ -259,12 +259,13 @@ Result<Outcome> mirror(const fs::path& dir,
             return Error(ErrorCode::filesystem,
                          "cannot publish '" + dest.string() + "': " + errno_text(errno));
         }
+        fo.downloaded = true;
         emit({Event::Kind::done, &f, got->bytes, f.size});
         return Ok{};
     });
     // what did land is recorded even when another file failed, so --verify knows it
     for (const auto& fo : out.files) {
-        if (fo.present || fo.bytes > 0 || verified(dir / fo.file.path, fo.file)) {
+        if (fo.present || fo.downloaded) {
             File r = fo.file;
             if (!r.size) {
                 r.size = fs::file_size(dir / r.path, ec);

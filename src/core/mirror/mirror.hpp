@@ -57,7 +57,8 @@ using Observer = std::function<void(const Event&)>;
 struct FileOutcome {
     File file;
     bool present = false;    ///< already there and verified: nothing downloaded
-    std::uint64_t bytes = 0; ///< downloaded now
+    bool downloaded = false; ///< verified and renamed into place by this run
+    std::uint64_t bytes = 0; ///< downloaded now (0 when a complete partial file was reused)
 };
 
 struct Outcome {

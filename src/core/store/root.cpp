@@ -359,4 +359,18 @@ Result<std::optional<std::string>> global_version(const Root& root) {
     return state.global;
 }
 
+Result<GlobalChoice> effective_global(const Root& root) {
+    Root own{root.dir};
+    if (auto g = CUDAENV_TRY(global_version(own))) {
+        return GlobalChoice{std::move(g), own};
+    }
+    for (const auto& up : root.upstreams) {
+        Root layer{up};
+        if (auto g = global_version(layer); g && *g) {
+            return GlobalChoice{std::move(*g), layer};
+        }
+    }
+    return GlobalChoice{std::nullopt, root.upstreams.empty() ? own : Root{root.upstreams[0]}};
+}
+
 } // namespace cudaenv::store

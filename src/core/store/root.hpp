@@ -77,6 +77,18 @@ std::vector<std::string> installed_versions(const Root& root);
 /// The global version from state.json, if one is set; a damaged state.json is an error.
 Result<std::optional<std::string>> global_version(const Root& root);
 
+/// The global choice that applies to `root`: its own; else, for a user's root, the machine-wide
+/// root's (that root owns /usr/local/cuda). `owner` is the root whose state.json holds it -- or,
+/// when no layer has one, the root that owns the machine's link (the first upstream, else
+/// `root`). A damaged state.json of `root` is an error; an upstream's is its administrator's to
+/// fix and is passed over.
+struct GlobalChoice {
+    std::optional<std::string> version;
+    Root owner;
+};
+
+Result<GlobalChoice> effective_global(const Root& root);
+
 /// Removes a directory tree without following symlinks; errors are ignored (best effort).
 void remove_tree(const std::filesystem::path& p);
 

@@ -2,6 +2,7 @@
 // what killed runs leave, and nothing else.
 #include "core/fs.hpp"
 #include "core/store/root.hpp"
+#include "core/store/state.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -145,4 +146,40 @@ TEST(Permissions, ANewRootIsTraversableWhateverTheUmask) {
     for (const auto& p : {root.dir, root.versions(), root.store()}) {
         EXPECT_EQ(fs::status(p).permissions(), fs::perms(0755)) << p;
     }
+}
+
+TEST(Layers, TheGlobalChoiceIsTheRootsOwnElseTheMachineWideRootsWhichOwnsTheLink) {
+    test::TempDir d;
+    store::Root sys{d.path() / "sys"};
+    store::Root user{d.path() / "user", {sys.dir}};
+    ASSERT_TRUE(sys.prepare());
+    ASSERT_TRUE(user.prepare());
+    auto none = store::effective_global(user);
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(none->version);
+    EXPECT_EQ(none->owner.dir, sys.dir); // the machine-wide root owns the machine's link
+
+    store::State s;
+    s.global = "11.8.0";
+    ASSERT_TRUE(store::save_state(sys, s));
+    auto g = store::effective_global(user);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->version.value_or(""), "11.8.0");
+    EXPECT_EQ(g->owner.state_file(), sys.state_file());
+
+    s.global = "12.4.1";
+    ASSERT_TRUE(store::save_state(user, s));
+    g = store::effective_global(user);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->version.value_or(""), "12.4.1");
+    EXPECT_EQ(g->owner.dir, user.dir);
+
+    // a damaged machine-wide state is passed over; the user's own is an error
+    std::filesystem::remove(user.state_file());
+    d.write("sys/state.json", "{not json");
+    g = store::effective_global(user);
+    ASSERT_TRUE(g);
+    EXPECT_FALSE(g->version);
+    d.write("user/state.json", "{not json");
+    EXPECT_FALSE(store::effective_global(user));
 }
