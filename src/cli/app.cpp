@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <map>
 #include <ostream>
 
 namespace cudaenv::cli {
@@ -68,27 +70,74 @@ int command_index(int argc, char** argv) {
     return argc;
 }
 
-/// Our own "did you mean" for a mistyped command, before CLI11 reports it generically.
+/// Our own "did you mean" for a mistyped command, before CLI11 reports it generically. An alias
+/// is suggested as its command (`remove` is `uninstall`).
 std::optional<Error> unknown_command(int argc, char** argv) {
     if (int i = command_index(argc, argv); i < argc) {
         std::string a = argv[i];
         std::vector<std::string> names;
+        std::map<std::string, std::string> command_of;
         for (const auto& c : commands()) {
-            if (a == c.name) {
-                return std::nullopt;
+            for (const auto& n : names_of(c)) {
+                if (a == n) {
+                    return std::nullopt;
+                }
+                if (!c.hidden) {
+                    names.push_back(n);
+                    command_of[n] = c.name;
+                }
             }
-            if (!c.hidden) {
-                names.push_back(c.name);
-            }
-        }
-        if (a == "versions") {
-            return std::nullopt;
         }
         auto err = Error(ErrorCode::usage, "unknown command '" + a + "'");
         if (auto m = closest_match(a, names)) {
-            err = std::move(err).with_hint("did you mean '" + *m + "'?");
+            err = std::move(err).with_hint("did you mean '" + command_of[*m] + "'?");
         }
         return std::move(err).with_hint("cudaenv --help lists the commands");
+    }
+    return std::nullopt;
+}
+
+/// "did you mean '--profile'?" for an option the command does not have.
+std::optional<std::string> option_hint(const CLI::App& app, int argc, char** argv) {
+    int i = command_index(argc, argv);
+    if (i >= argc) {
+        return std::nullopt;
+    }
+    const CLI::App* sub = nullptr;
+    for (const auto* s : app.get_subcommands({})) {
+        if (s->check_name(argv[i])) {
+            sub = s;
+        }
+    }
+    if (!sub) {
+        return std::nullopt;
+    }
+    std::vector<std::string> known;
+    for (const auto* o : sub->get_options()) {
+        for (const auto& l : o->get_lnames()) {
+            known.push_back("--" + l);
+        }
+    }
+    for (const auto* o : app.get_options()) {
+        for (const auto& l : o->get_lnames()) {
+            known.push_back("--" + l);
+        }
+    }
+    for (int j = i + 1; j < argc; ++j) {
+        std::string a = argv[j];
+        if (a == "--") {
+            break;
+        }
+        if (a.rfind("--", 0) != 0) {
+            continue;
+        }
+        a = a.substr(0, a.find('='));
+        if (std::find(known.begin(), known.end(), a) != known.end()) {
+            continue;
+        }
+        if (auto m = closest_match(a, known)) {
+            return "did you mean '" + *m + "'?";
+        }
     }
     return std::nullopt;
 }
@@ -115,8 +164,6 @@ int split_exec(Context& ctx, int argc, char** argv) {
 
 int run(Context& ctx, int argc, char** argv) {
     CLI::App app{"cudaenv: install and switch NVIDIA CUDA and cuDNN versions", "cudaenv"};
-    app.footer(k_footer);
-    app.require_subcommand(1);
     app.add_flag("--json", ctx.json, "print one JSON document on stdout");
     app.add_flag("--no-color", ctx.no_color, "no colour");
     app.add_option("--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)")
@@ -132,9 +179,29 @@ int run(Context& ctx, int argc, char** argv) {
         "print the version, its commit and the manifests' date, and exit");
     for (const auto& c : commands()) {
         c.setup(app, c, ctx);
+        auto names = names_of(c);
+        for (std::size_t n = 1; n < names.size(); ++n) {
+            app.get_subcommands({}).back()->alias(names[n]);
+        }
     }
     for (auto* sub : app.get_subcommands({})) {
         sub->fallthrough();
+    }
+    // At most one command: a later word that names one (`__complete install`) is an argument.
+    app.require_subcommand(0, 1);
+    // Set after the commands, which would otherwise inherit it: each has its own examples.
+    app.footer(k_footer);
+    if (command_index(argc, argv) >= argc) {
+        // Bare `cudaenv` (or only global options): the help, exit 0, as pyenv and rustup do.
+        bool only_flags = true;
+        for (int i = 1; i < argc; ++i) {
+            std::string a = argv[i];
+            only_flags = only_flags && a != "--version" && a != "-h" && a != "--help";
+        }
+        if (only_flags) {
+            *ctx.out << app.help();
+            return 0;
+        }
     }
     if (auto err = unknown_command(argc, argv)) {
         return report_error(ctx, *err, "");
@@ -157,7 +224,15 @@ int run(Context& ctx, int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         std::string msg = e.what();
         auto err = Error(ErrorCode::usage, msg.empty() ? "invalid command line" : msg);
-        return report_error(ctx, std::move(err).with_hint("cudaenv --help"), "");
+        if (auto hint = option_hint(app, argc, argv)) {
+            err = std::move(err).with_hint(*hint);
+        }
+        int i = command_index(argc, argv);
+        return report_error(
+            ctx,
+            std::move(err).with_hint(i < argc ? "cudaenv " + std::string(argv[i]) + " --help"
+                                              : "cudaenv --help"),
+            "");
     }
     return ctx.exit_code;
 }

@@ -43,11 +43,30 @@ int run_hook(const std::string& shell_arg, Context& ctx) {
          sel->origin == activate::Selection::Origin::file)) {
         want = root.version_dir(*sel->version).string();
     }
+    // A selection that fails here (a .cuda-version naming what is not installed) is said once
+    // per directory, on stderr, not at every prompt; CUDAENV_HOOK_WARNED remembers where.
+    std::map<std::string, std::optional<std::string>> vars;
+    auto warned = ctx.getenv("CUDAENV_HOOK_WARNED");
+    if (!sel) {
+        auto file = activate::find_version_file(ctx.cwd);
+        std::string key = file ? file->string() : ctx.cwd.string();
+        if (!warned || *warned != key) {
+            *ctx.err << "cudaenv: " << sel.error().full_message() << "\n";
+            for (const auto& h : sel.error().hints) {
+                *ctx.err << "help: " << h << "\n";
+            }
+            vars["CUDAENV_HOOK_WARNED"] = key;
+        }
+    } else if (warned) {
+        vars["CUDAENV_HOOK_WARNED"] = std::nullopt;
+    }
     auto applied = ctx.getenv("CUDAENV_HOOK_PREFIX");
     if ((applied && want && *applied == *want) || (!applied && !want)) {
+        for (const auto& [k, v] : vars) {
+            *ctx.out << set_var(shell, k, v);
+        }
         return 0; // nothing to change: the common case, and the fast one
     }
-    std::map<std::string, std::optional<std::string>> vars;
     auto get = [&](const char* k) { return ctx.getenv(k).value_or(""); };
     std::string ld = get("LD_LIBRARY_PATH");
     if (applied) {

@@ -16,6 +16,8 @@ namespace cudaenv::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr int k_max_depth = 8;
 
 /// `tool` on PATH, skipping the shims folder (for `system`).
@@ -83,10 +85,8 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     auto real = prefix / "bin" / tool;
     if (::access(real.c_str(), X_OK) != 0) {
         std::string have;
-        for (const auto& v : install::list_installed(root)) {
-            if (::access((v.prefix / "bin" / tool).c_str(), X_OK) == 0) {
-                have += (have.empty() ? "" : ", ") + v.name;
-            }
+        for (const auto& v : install::versions_having(root, fs::path("bin") / tool)) {
+            have += (have.empty() ? "" : ", ") + v;
         }
         *ctx.err << "cudaenv: error: '" << tool << "' is not in " << *sel->version << " (set by "
                  << sel->origin_text() << ")\n"

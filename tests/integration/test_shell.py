@@ -178,4 +178,4 @@ def test_init_without_dash_prints_instructions(env):
 def test_completion_files_are_up_to_date(cudaenv, shell, name):
     from conftest import MANIFESTS
     committed = (MANIFESTS.parent / "completions" / name).read_text()
-    assert cudaenv("__completion-script", shell).out == committed, "run: cudaenv __completion-script " + shell
+    assert cudaenv("completions", shell).out == committed, "run: cudaenv completions " + shell

@@ -2,6 +2,7 @@
 #include "core/doctor/doctor.hpp"
 
 #include "../context.hpp"
+#include "common.hpp"
 #include "core/doctor/host.hpp"
 #include "core/doctor/query.hpp"
 #include "core/install/compose.hpp"
@@ -107,32 +108,11 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
             return report_error(ctx, e, "doctor");
         }
     }
-    doctor::HostConfig hc;
-    hc.sysroot = ctx.getenv("CUDAENV_SYSROOT").value_or("/");
-    if (hc.sysroot.empty()) {
-        hc.sysroot = "/";
+    auto hc = host_config(ctx);
+    if (!hc) {
+        return report_error(ctx, hc.error(), "doctor");
     }
-    if (std::error_code ec; !std::filesystem::is_directory(hc.sysroot, ec)) {
-        return report_error(ctx,
-                            Error(ErrorCode::usage,
-                                  "CUDAENV_SYSROOT=" + hc.sysroot.string() + " is not a directory")
-                                .with_hint("unset CUDAENV_SYSROOT to diagnose this machine"),
-                            "doctor");
-    }
-    hc.env = ctx.env;
-    hc.cwd = ctx.cwd;
-    hc.self_exe = ctx.exe_path;
-    hc.root = ctx.root();
-    // a damaged own state.json is the cuda-link probe's finding: it reads the root's own
-    auto global = store::effective_global(hc.root);
-    hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
-    hc.manifests = ctx.manifests_path();
-    hc.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
-    if (auto ms = ctx.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
-        // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10
-        hc.child_timeout = std::chrono::milliseconds(*ms);
-    }
-    doctor::Host host(hc);
+    doctor::Host host(*hc);
     auto entries = doctor::run(host, o.only);
 
     std::size_t counts[4] = {0, 0, 0, 0};
@@ -197,7 +177,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
                    {"facts", facts},
                    {"status", to_string(doctor::worst(entries))},
                    {"strict", o.strict},
-                   {"sysroot", hc.sysroot.string()},
+                   {"sysroot", hc->sysroot.string()},
                    {"counts", {{"ok", n_ok}, {"warn", n_warn}, {"fail", n_fail}, {"skip", n_skip}}},
                    {"layers", layers},
                    {"probes", probes}});
@@ -206,7 +186,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
 
     g_color = ctx.stdout_color && !ctx.no_color;
     std::ostream& out = *ctx.out;
-    out << "cudaenv doctor" << (hc.sysroot == "/" ? "" : " (sysroot " + hc.sysroot.string() + ")")
+    out << "cudaenv doctor" << (hc->sysroot == "/" ? "" : " (sysroot " + hc->sysroot.string() + ")")
         << (o.verbose ? "" : "; details: cudaenv doctor -v") << "\n";
     for (auto layer : doctor::layers()) {
         std::vector<const doctor::Entry*> in;
@@ -250,18 +230,18 @@ struct QueryCli {
 
 } // namespace
 
+void setup_doctor_query(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto o = std::make_shared<QueryCli>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->group("");
+    sub->add_option("kind", o->kind)->required();
+    sub->add_option("path", o->path)->required();
+    sub->callback([o, &ctx] {
+        ctx.exit_code = doctor::query_library_here(o->kind, o->path.c_str(), *ctx.out);
+    });
+}
+
 void setup_doctor(CLI::App& app, const CommandSpec& spec, Context& ctx) {
-    if (std::string_view(spec.name) == "__doctor-query") {
-        auto o = std::make_shared<QueryCli>();
-        auto* sub = app.add_subcommand(spec.name, spec.summary);
-        sub->group("");
-        sub->add_option("kind", o->kind)->required();
-        sub->add_option("path", o->path)->required();
-        sub->callback([o, &ctx] {
-            ctx.exit_code = doctor::query_library_here(o->kind, o->path.c_str(), *ctx.out);
-        });
-        return;
-    }
     auto o = std::make_shared<DoctorCli>();
     auto* sub = app.add_subcommand(spec.name, spec.summary);
     sub->footer("Examples:\n"

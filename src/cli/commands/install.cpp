@@ -1,10 +1,11 @@
-// cudaenv install SPEC... | uninstall VERSION | __check-libs DIR FILE...
+// cudaenv install [SPEC...] | __check-libs DIR FILE...
 #include "core/install/install.hpp"
 
 #include "../context.hpp"
 #include "../fetch_resolve.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
+#include "core/activate/project.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
@@ -91,9 +92,31 @@ int run_install(const InstallCli& o, Context& ctx) {
     if (!trusted) {
         return report_error(ctx, trusted.error(), "install");
     }
+    auto specs = o.specs;
+    if (specs.empty()) {
+        // No SPEC: what the project asks for, as `rustup install` and `nvm install` do.
+        auto asked = activate::project_request(**catalog, ctx.cwd, ctx.env);
+        if (!asked) {
+            return report_error(ctx, asked.error(), "install");
+        }
+        if (!*asked) {
+            return report_error(
+                ctx,
+                Error(ErrorCode::usage,
+                      "install needs a SPEC: no .cuda-version here or above, and no TensorFlow "
+                      "pinned in this project's files or Python environment")
+                    .with_hint("cudaenv install tf-2.13; cudaenv list --available"),
+                "install");
+        }
+        if (!ctx.json) {
+            *ctx.err << "cudaenv: installing " << (*asked)->spec << " (from " << (*asked)->source
+                     << ")\n";
+        }
+        specs.push_back((*asked)->spec);
+    }
     nlohmann::json versions = nlohmann::json::array();
     bool changed = false;
-    for (const auto& text : o.specs) {
+    for (const auto& text : specs) {
         auto resolved =
             resolve_with_indexes(ctx, *trusted, names, text, ro, o.allow_unpinned, "install");
         if (!resolved) {
@@ -145,32 +168,6 @@ int run_install(const InstallCli& o, Context& ctx) {
     return 0;
 }
 
-struct UninstallCli {
-    std::string version;
-    bool force = false;
-};
-
-int run_uninstall(const UninstallCli& o, Context& ctx) {
-    auto out = install::uninstall(ctx.root(), o.version, o.force, ctx.lock_timeout());
-    if (!out) {
-        return report_error(ctx, out.error(), "uninstall");
-    }
-    if (out->changed) {
-        rehash_after_change(ctx);
-    }
-    if (ctx.json) {
-        emit_json(ctx,
-                  {{"command", "uninstall"},
-                   {"ok", true},
-                   {"changed", out->changed},
-                   {"version", o.version},
-                   {"store_entries_removed", out->store_entries_removed}});
-    } else {
-        *ctx.out << (out->changed ? "removed " : "not installed: ") << o.version << "\n";
-    }
-    return 0;
-}
-
 struct CheckLibsCli {
     std::string dir;
     std::vector<std::string> files;
@@ -183,11 +180,15 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     auto* sub = app.add_subcommand(spec.name, spec.summary);
     sub->footer(
         "Examples:\n"
+        "  cudaenv install                          what this project's .cuda-version asks for\n"
         "  cudaenv install tf-2.13                  CUDA 11.8 + cuDNN 8.6, verified, in lib64\n"
         "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
         "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n");
-    sub->add_option("spec", o->specs, "what to install (see `cudaenv resolve`)")->required();
+    sub->add_option("spec",
+                    o->specs,
+                    "what to install (see `cudaenv resolve`); default: what the project's "
+                    ".cuda-version or TensorFlow pin asks for");
     add_spec_options(*sub, o->spec_options);
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "show the plan; download and write nothing");
@@ -195,15 +196,6 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
                   o->allow_unpinned,
                   "trust NVIDIA's index for a release the manifests do not pin");
     sub->callback([o, &ctx] { ctx.exit_code = run_install(*o, ctx); });
-}
-
-void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx) {
-    auto o = std::make_shared<UninstallCli>();
-    auto* sub = app.add_subcommand(spec.name, spec.summary);
-    sub->footer("Examples:\n  cudaenv uninstall 11.8.0+cudnn8.6.0.163\n");
-    sub->add_option("version", o->version, "an installed version (cudaenv list)")->required();
-    sub->add_flag("--force", o->force, "remove it even if it is the global version");
-    sub->callback([o, &ctx] { ctx.exit_code = run_uninstall(*o, ctx); });
 }
 
 void setup_check_libs(CLI::App& app, const CommandSpec& spec, Context& ctx) {

@@ -243,7 +243,6 @@ int run_list(const ListOptions& o, Context& ctx) {
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     auto opts = std::make_shared<ListOptions>();
     auto* sub = app.add_subcommand(spec.name, spec.summary);
-    sub->alias("versions");
     sub->footer("Examples:\n"
                 "  cudaenv list --available              every release the manifests offer\n"
                 "  cudaenv list --available cudnn\n"

@@ -1,41 +1,55 @@
 #include "registry.hpp"
 
+#include <sstream>
+
 namespace cudaenv::cli {
 
 namespace {
 
 const CommandSpec k_commands[] = {
-    {"install", "Download, verify and lay out CUDA and cuDNN for a SPEC", &setup_install},
-    {"uninstall", "Remove an installed version", &setup_uninstall},
+    {"install",
+     "Download, verify and lay out CUDA and cuDNN for a SPEC (default: the project's)",
+     &setup_install},
+    {"uninstall", "Remove installed versions", &setup_uninstall, false, "rm remove"},
+    {"gc",
+     "Remove what no project, global choice or rollback needs (dry run by default)",
+     &setup_gc},
     {"mirror",
      "Download what SPECs need into a directory laid out like NVIDIA's host",
      &setup_mirror},
     {"resolve",
      "Show what a SPEC means: CUDA + cuDNN, archives, sizes, driver, verdict",
      &setup_resolve},
-    {"list", "List installed versions, or what the manifests offer (--available)", &setup_list},
-    {"use", "Pin this project to a version (writes .cuda-version)", &setup_select},
+    {"list",
+     "List installed versions (and what selects one here), or what the manifests offer",
+     &setup_list,
+     false,
+     "versions"},
+    {"use", "Pin this project to a version (writes .cuda-version)", &setup_use},
     {"global",
      "Make a version the machine's: /usr/local/cuda, ld.so.conf.d, ldconfig",
-     &setup_select},
-    {"rollback", "Return the machine to its previous global version", &setup_select},
-    {"version", "Show the selected version and what selected it", &setup_select},
-    {"prefix", "Print a version's directory", &setup_select},
-    {"which", "Print the path of a tool in the selected version", &setup_select},
-    {"exec", "Run a command with the selected version's environment", &setup_select},
-    {"env", "Print the selected version's environment as shell exports", &setup_select},
+     &setup_global},
+    {"rollback", "Return the machine to its previous global version", &setup_rollback},
+    {"shell", "Set this shell's version (needs `cudaenv init`)", &setup_shell},
+    {"version", "Show the selected version and what selected it", &setup_version},
+    {"prefix", "Print a version's directory", &setup_prefix},
+    {"which", "Where a tool is, or which file the loader picks for a library", &setup_which},
+    {"exec", "Run a command with the selected version's environment", &setup_exec},
+    {"env", "Print the selected version's environment as shell exports", &setup_env},
+    {"modulefile", "An Lmod (Lua) or Tcl modulefile for a version", &setup_modulefile},
     {"doctor",
      "Diagnose the GPU stack layer by layer, with the fix for each finding",
      &setup_doctor},
     {"report", "One fleet table from per-host doctor reports (DIR/<host>.json)", &setup_report},
-    {"rehash", "Make a shim for every tool in the installed versions", &setup_shell},
+    {"rehash", "Make a shim for every tool in the installed versions", &setup_rehash},
     {"init",
      "Shell integration: shims on PATH, the shell function, the hook, completions",
-     &setup_shell},
-    {"__shell", "what `cudaenv shell` evaluates", &setup_shell, true},
-    {"__hook", "what the shell hook evaluates at each prompt", &setup_shell, true},
-    {"__complete", "completion candidates", &setup_shell, true},
-    {"__completion-script", "the files in completions/", &setup_shell, true},
+     &setup_init},
+    {"completions", "Print the completion script for bash, zsh or fish", &setup_completions},
+    {"__shell", "what `cudaenv shell` evaluates", &setup_shell_helper, true},
+    {"__hook", "what the shell hook evaluates at each prompt", &setup_hook, true},
+    {"__complete", "completion candidates", &setup_complete, true},
+    {"__completion-script", "the files in completions/", &setup_completions, true},
     {"__generate-manifests",
      "Regenerate manifests/ from the reference data",
      &setup_generate_manifests,
@@ -46,7 +60,7 @@ const CommandSpec k_commands[] = {
      true},
     {"__doctor-query",
      "load one library and print what it says (the child doctor runs)",
-     &setup_doctor,
+     &setup_doctor_query,
      true},
 };
 
@@ -54,6 +68,15 @@ const CommandSpec k_commands[] = {
 
 std::span<const CommandSpec> commands() {
     return k_commands;
+}
+
+std::vector<std::string> names_of(const CommandSpec& c) {
+    std::vector<std::string> out{c.name};
+    std::istringstream in(c.aliases ? c.aliases : "");
+    for (std::string a; in >> a;) {
+        out.push_back(a);
+    }
+    return out;
 }
 
 } // namespace cudaenv::cli

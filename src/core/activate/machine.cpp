@@ -523,6 +523,69 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     return out;
 }
 
+Result<SwitchOutcome>
+unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) {
+    SwitchOutcome out;
+    out.version = "system";
+    auto plan = [&](const store::State& state, const LinkState& cur) {
+        out.previous = state.global.value_or("system");
+        std::error_code ec;
+        return state.global || state.pending || cur.kind == LinkState::Kind::ours ||
+               fs::exists(m.conf(), ec);
+    };
+    if (o.dry_run) {
+        auto state = CUDAENV_TRY(store::load_state(root));
+        out.changed = plan(state, read_link_state(m, root));
+        return out;
+    }
+    CUDAENV_TRY(root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
+    sweep_after_kill(m, root);
+    auto state = CUDAENV_TRY(store::load_state(root));
+    auto cur = read_link_state(m, root);
+    out.changed = plan(state, cur);
+    if (!out.changed) {
+        return out;
+    }
+    if (!state.pending) {
+        state.previous = snapshot(m, root, out.previous);
+    }
+    state.pending = "system";
+    CUDAENV_TRY(store::save_state(root, state));
+    auto undo = [&](Error e) -> Error {
+        if (state.previous) {
+            if (auto st = restore(m, *state.previous); !st) {
+                return std::move(e).with_hint(
+                    "putting the machine back failed too: " + st.error().message +
+                    "; cudaenv rollback tries again");
+            }
+        }
+        state.pending.reset();
+        (void)store::save_state(root, state);
+        return e;
+    };
+    // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice).
+    if (cur.kind == LinkState::Kind::ours) {
+        if (auto st = set_link(m, ""); !st) {
+            return undo(std::move(st).error());
+        }
+    }
+    if (auto st = set_conf(m, std::nullopt); !st) {
+        return undo(std::move(st).error());
+    }
+    out.ldconfig_ran = true;
+    auto ran = run_ldconfig(m, {});
+    if (!ran || ran->status != 0) {
+        return undo(Error(ErrorCode::filesystem,
+                          "ldconfig failed after removing " + m.inside(m.conf()) +
+                              " (put back as it was)"));
+    }
+    state.global.reset();
+    state.pending.reset();
+    CUDAENV_TRY(store::save_state(root, state));
+    return out;
+}
+
 Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o) {
     SwitchOutcome out;
     auto nothing = [&] {

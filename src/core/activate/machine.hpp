@@ -75,6 +75,12 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
                                     const std::string& version,
                                     const SwitchOptions& o);
 
+/// Back to no cudaenv version (`global system`, `global --unset`): removes our link and our
+/// ld.so.conf.d file, runs ldconfig and forgets the global choice, journalled like a switch (so
+/// `rollback` brings the version back). A link cudaenv does not own is left as it is.
+Result<SwitchOutcome>
+unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o);
+
 /// Returns the machine to the state before the last switch (link, conf file, global choice).
 Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o);
 

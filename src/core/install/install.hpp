@@ -105,6 +105,12 @@ struct InstalledVersion {
 /// another schema) is left out, or listed with `problem` set when `include_damaged`.
 std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged = false);
 
+/// Installed versions (this root's and its upstreams') holding `relative`: "bin/nvcc" (an
+/// executable), "lib64/libcudnn.so.8". The one "which versions have it" loop of which, the shim
+/// and doctor.
+std::vector<std::string> versions_having(const store::Root& root,
+                                         const std::filesystem::path& relative);
+
 /// dlopen()s each file (RTLD_NOW) in this process; returns "file: dlerror" for failures.
 /// Used by the `__check-libs` child that LibraryChecker runs.
 std::vector<std::string> check_libraries_here(const std::filesystem::path& dir,

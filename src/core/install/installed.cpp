@@ -3,6 +3,8 @@
 #include "../store/records.hpp"
 #include "install.hpp"
 
+#include <unistd.h>
+
 namespace cudaenv::install {
 
 std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged) {
@@ -28,6 +30,19 @@ std::vector<InstalledVersion> list_installed(const store::Root& root, bool inclu
         v.platform = rec->platform;
         v.bytes = rec->bytes;
         out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::vector<std::string> versions_having(const store::Root& root,
+                                         const std::filesystem::path& relative) {
+    std::vector<std::string> out;
+    for (const auto& name : store::installed_versions(root)) {
+        auto path = root.version_dir(name) / relative;
+        bool tool = relative.parent_path() == "bin";
+        if (::access(path.c_str(), tool ? X_OK : F_OK) == 0) {
+            out.push_back(name);
+        }
     }
     return out;
 }

@@ -1,0 +1,98 @@
+// cudaenv modulefile SPEC [--lua|--tcl] [--to DIR], and the module formats of `env --shell`.
+#include "core/activate/modulefile.hpp"
+
+#include "common.hpp"
+#include "core/fs.hpp"
+#include "core/store/records.hpp"
+#include "registry.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <ostream>
+
+namespace cudaenv::cli {
+
+Result<std::string> module_text(const std::filesystem::path& prefix,
+                                activate::ModuleFormat format) {
+    auto rec = CUDAENV_TRY(store::read_version_record(prefix));
+    activate::ModuleInfo info{prefix.filename().string(), rec.cuda, rec.cudnn};
+    return activate::modulefile(prefix, info, format);
+}
+
+namespace {
+
+struct ModulefileCli {
+    std::string spec;
+    bool lua = false;
+    bool tcl = false;
+    std::string to;
+};
+
+int run_modulefile(const ModulefileCli& o, Context& ctx) {
+    auto format = o.tcl ? activate::ModuleFormat::tcl : activate::ModuleFormat::lua;
+    auto prefix = prefix_of(ctx, o.spec);
+    if (!prefix) {
+        return report_error(ctx, prefix.error(), "modulefile");
+    }
+    auto text = module_text(*prefix, format);
+    if (!text) {
+        return report_error(ctx, text.error(), "modulefile");
+    }
+    if (o.to.empty()) {
+        if (ctx.json) {
+            emit_json(ctx,
+                      {{"command", "modulefile"},
+                       {"ok", true},
+                       {"version", prefix->filename().string()},
+                       {"format", o.tcl ? "tcl" : "lua"},
+                       {"text", *text}});
+        } else {
+            *ctx.out << *text;
+        }
+        return 0;
+    }
+    // DIR/cuda/<version>[.lua]: the layout `module use DIR` expects, family "cuda".
+    auto file = std::filesystem::path(o.to) / "cuda" / prefix->filename();
+    if (!o.tcl) {
+        file += ".lua";
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (auto st = write_file_atomic(file, *text); !st) {
+        return report_error(ctx, st.error(), "modulefile");
+    }
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", "modulefile"},
+                   {"ok", true},
+                   {"version", prefix->filename().string()},
+                   {"format", o.tcl ? "tcl" : "lua"},
+                   {"file", file.string()}});
+    } else {
+        *ctx.out << "wrote " << file.string() << " (module load cuda/"
+                 << prefix->filename().string() << " after module use " << o.to << ")\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+void setup_modulefile(CLI::App& app, const CommandSpec& spec, Context& ctx) {
+    auto o = std::make_shared<ModulefileCli>();
+    auto* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->footer(
+        "Examples:\n  cudaenv modulefile tf-2.13                      Lmod (Lua) on stdout\n"
+        "  cudaenv modulefile 12.4 --tcl                   Tcl (Environment Modules)\n"
+        "  sudo cudaenv modulefile 11.8 --to /opt/modulefiles\n"
+        "      then: module use /opt/modulefiles; module load cuda/<version>\n");
+    sub->add_option("spec", o->spec, "an installed version (default: the selected one)");
+    auto* lua = sub->add_flag("--lua", o->lua, "Lmod's Lua (the default)");
+    sub->add_flag("--tcl", o->tcl, "Tcl, for Environment Modules and Lmod")->excludes(lua);
+    sub->add_option("--to", o->to, "write DIR/cuda/<version>[.lua] instead of printing")
+        ->option_text("DIR");
+    sub->callback([o, &ctx] { ctx.exit_code = run_modulefile(*o, ctx); });
+}
+
+} // namespace cudaenv::cli
