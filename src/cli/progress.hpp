@@ -1,6 +1,7 @@
-// Install progress on stderr: on a terminal, one bar per component (bytes, rate, ETA) redrawn
-// at most ten times a second; otherwise one line per component when it is done. Thread-safe:
-// install workers call it.
+// Install progress on stderr: on a terminal, one bar per component (bytes, download rate, ETA)
+// and an overall line across all of them, redrawn at most ten times a second; otherwise one
+// line per component when it is done and the overall line at the end. A finished archive keeps
+// the rate its download had. Thread-safe: install workers call it.
 #pragma once
 
 #include "core/install/install.hpp"
@@ -32,10 +33,14 @@ class ProgressReporter {
         std::optional<std::uint64_t> total;
         std::string state = "waiting";
         std::chrono::steady_clock::time_point started{};
+        bool downloaded_here = false; ///< it was downloaded (not reused, not from the cache)
+        std::optional<std::chrono::steady_clock::time_point> fetched; ///< download finished
         std::optional<std::chrono::steady_clock::time_point> ended;
     };
 
     void redraw(bool force);
+    /// "all: 1.2 GiB/3.4 GiB  85.1 MiB/s  ETA 27s" across every archive.
+    std::string overall(std::chrono::steady_clock::time_point now) const;
 
     std::ostream& m_err;
     bool m_tty;
@@ -45,6 +50,7 @@ class ProgressReporter {
     std::map<std::string, std::size_t> m_index;
     std::size_t m_drawn = 0;
     std::chrono::steady_clock::time_point m_last_draw{};
+    std::optional<std::chrono::steady_clock::time_point> m_first_download;
 };
 
 } // namespace cudaenv::cli

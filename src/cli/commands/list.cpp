@@ -2,11 +2,13 @@
 #include "../context.hpp"
 #include "core/install/install.hpp"
 #include "core/manifest/model.hpp"
+#include "common.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 #include <memory>
 #include <ostream>
@@ -26,8 +28,18 @@ nlohmann::json pinned_json(const manifest::PinnedIndex& p) {
 
 struct ListOptions {
     bool available = false;
-    std::string what; ///< "", "cuda", "cudnn" or a framework name
+    std::string what;   ///< "", "cuda", "cudnn" or a framework name
+    std::string filter; ///< a version prefix ("12", "2.1"); empty: all
 };
+
+/// `v` falls under the filter: "12" takes 12.x, "2.1" takes 2.1 and 2.1.x but not 2.10.
+bool passes(const std::string& filter, const Version& v) {
+    if (filter.empty()) {
+        return true;
+    }
+    auto f = Version::try_parse(filter);
+    return f && f->is_prefix_of(v);
+}
 
 bool cudnn_installable(const manifest::CudnnRelease& r) {
     for (const auto& b : r.builds) {
@@ -57,28 +69,45 @@ int run_list_installed(Context& ctx) {
     }
     const auto& global = global_r->version;
     auto global_file = global_r->owner.state_file();
+    // What is selected here, and why (pyenv `versions`, `rustup show`): a broken pin is said,
+    // not fatal, so that the list still shows what is there.
+    auto sel = current_selection(ctx);
+    std::optional<std::string> selected = sel ? sel->version : std::nullopt;
+    std::string why = sel ? sel->origin_text() : sel.error().full_message();
+    auto mark = [&](const std::string& name) {
+        return selected && *selected == name ? "* " : "  ";
+    };
+    auto note = [&](const std::string& name) {
+        std::string n;
+        if (selected && *selected == name) {
+            n = "  (selected here by " + why + ")";
+        }
+        if (global && *global == name && !(selected && *selected == name &&
+                                           sel->origin == activate::Selection::Origin::global)) {
+            n += "  (global: " + global_file.string() + ")";
+        }
+        return n;
+    };
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {
+            nlohmann::json item{{"version", v.name},
+                                {"prefix", v.prefix.string()},
+                                {"root", v.root.string()},
+                                {"upstream", v.upstream},
+                                {"active", global && *global == v.name},
+                                {"global", global && *global == v.name},
+                                {"selected", selected && *selected == v.name}};
             if (!v.problem.empty()) {
-                arr.push_back({{"version", v.name},
-                               {"prefix", v.prefix.string()},
-                               {"problem", v.problem},
-                               {"root", v.root.string()},
-                               {"upstream", v.upstream},
-                               {"active", global && *global == v.name}});
-                continue;
+                item["problem"] = v.problem;
+            } else {
+                item["cuda"] = v.cuda;
+                item["cudnn"] = v.cudnn.empty() ? nlohmann::json() : nlohmann::json(v.cudnn);
+                item["profile"] = v.profile;
+                item["platform"] = v.platform;
+                item["bytes"] = v.bytes;
             }
-            arr.push_back({{"version", v.name},
-                           {"cuda", v.cuda},
-                           {"cudnn", v.cudnn.empty() ? nlohmann::json() : nlohmann::json(v.cudnn)},
-                           {"profile", v.profile},
-                           {"platform", v.platform},
-                           {"bytes", v.bytes},
-                           {"prefix", v.prefix.string()},
-                           {"root", v.root.string()},
-                           {"upstream", v.upstream},
-                           {"active", global && *global == v.name}});
+            arr.push_back(std::move(item));
         }
         nlohmann::json ups = nlohmann::json::array();
         for (const auto& up : root.upstreams) {
@@ -89,6 +118,10 @@ int run_list_installed(Context& ctx) {
                    {"ok", true},
                    {"root", root.dir.string()},
                    {"upstreams", ups},
+                   {"selected",
+                    {{"version", selected.value_or("system")},
+                     {"origin", sel ? nlohmann::json(why) : nlohmann::json()},
+                     {"error", sel ? nlohmann::json() : nlohmann::json(why)}}},
                    {"versions", arr}});
         return 0;
     }
@@ -100,17 +133,21 @@ int run_list_installed(Context& ctx) {
         return 0;
     }
     for (const auto& v : versions) {
-        bool active = global && *global == v.name;
         if (!v.problem.empty()) {
-            *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name
-                     << " damaged: " << v.problem << "\n";
+            *ctx.out << mark(v.name) << std::left << std::setw(28) << v.name
+                     << " damaged: " << v.problem << note(v.name) << "\n";
             continue;
         }
-        *ctx.out << (active ? "* " : "  ") << std::left << std::setw(28) << v.name << " cuDNN "
+        *ctx.out << mark(v.name) << std::left << std::setw(28) << v.name << " cuDNN "
                  << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile
                  << std::right << std::setw(10) << human_size(v.bytes)
                  << (v.upstream ? "  [machine-wide: " + v.root.string() + ", read-only]" : "")
-                 << (active ? "  (set by " + global_file.string() + ")" : "") << "\n";
+                 << note(v.name) << "\n";
+    }
+    if (!selected) {
+        *ctx.out << "* system" << (sel ? "  (nothing selects a cudaenv version here)"
+                                       : "  (" + why + ")")
+                 << "\n";
     }
     return 0;
 }
@@ -125,6 +162,35 @@ int run_list(const ListOptions& o, Context& ctx) {
     }
     const auto& c = **catalog;
     bool all = o.what.empty();
+    if (!o.filter.empty() && !Version::try_parse(o.filter)) {
+        return report_error(ctx,
+                            Error(ErrorCode::usage, "'" + o.filter + "' is not a version prefix")
+                                .with_hint("cudaenv list --available cuda 12"),
+                            "list");
+    }
+    // What is installed, to mark it: CUDA versions, and (CUDA, cuDNN) pairs.
+    auto installed = install::list_installed(ctx.root());
+    auto cuda_installed = [&](const Version& v) {
+        return std::any_of(installed.begin(), installed.end(), [&](const auto& i) {
+            auto iv = Version::try_parse(i.cuda);
+            return iv && v.is_prefix_of(*iv);
+        });
+    };
+    auto pair_installed = [&](const Version& cuda, const Version& cudnn) {
+        return std::any_of(installed.begin(), installed.end(), [&](const auto& i) {
+            auto iv = Version::try_parse(i.cuda);
+            auto dv = Version::try_parse(i.cudnn);
+            return iv && dv && cuda.is_prefix_of(*iv) && cudnn.is_prefix_of(*dv);
+        });
+    };
+    auto redist_cuda = [&](const Version& mm) {
+        return std::any_of(c.cuda.begin(), c.cuda.end(), [&](const auto& r) {
+                   return r.source == manifest::CudaSource::redist && mm.is_prefix_of(r.version);
+               }) ||
+               std::any_of(c.pinned_indexes.begin(), c.pinned_indexes.end(), [&](const auto& p) {
+                   return p.product == "cuda" && mm.is_prefix_of(p.version);
+               });
+    };
     if (!all && o.what != "cuda" && o.what != "cudnn" && !c.framework(o.what)) {
         return report_error(ctx,
                             Error(ErrorCode::usage, "unknown kind '" + o.what + "'")
@@ -139,18 +205,25 @@ int run_list(const ListOptions& o, Context& ctx) {
         json arr = json::array();
         std::vector<std::string> redist, runfile;
         for (auto it = c.cuda.rbegin(); it != c.cuda.rend(); ++it) {
+            if (!passes(o.filter, it->version)) {
+                continue;
+            }
             bool r = it->source == manifest::CudaSource::redist;
+            bool inst = cuda_installed(it->version);
             arr.push_back({{"version", it->version.str()},
                            {"source", r ? "redist" : "runfile"},
                            {"installable", r},
+                           {"installed", inst},
                            {"release_date", it->release_date}});
-            (r ? redist : runfile).push_back(it->version.str());
+            (r ? redist : runfile).push_back(it->version.str() + (inst ? "*" : ""));
         }
         std::vector<std::string> pinned;
         for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
-            if (it->product == "cuda") {
-                arr.push_back(pinned_json(*it));
-                pinned.push_back(it->version.str());
+            if (it->product == "cuda" && passes(o.filter, it->version)) {
+                auto j = pinned_json(*it);
+                j["installed"] = cuda_installed(it->version);
+                arr.push_back(j);
+                pinned.push_back(it->version.str() + (cuda_installed(it->version) ? "*" : ""));
             }
         }
         doc["cuda"] = arr;
@@ -163,12 +236,17 @@ int run_list(const ListOptions& o, Context& ctx) {
             }
         };
         if (!ctx.json) {
-            out << "CUDA (redistributable archives):\n";
-            wrap(redist);
-            out << "CUDA (runfile installers only; not installable yet):\n";
-            wrap(runfile);
-            out << "CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):\n";
-            wrap(pinned);
+            auto section = [&](const char* title, const std::vector<std::string>& vs) {
+                if (!vs.empty()) {
+                    out << title << "\n";
+                    wrap(vs);
+                }
+            };
+            section("CUDA (redistributable archives):", redist);
+            section("CUDA (runfile installers only; not installable yet):", runfile);
+            section("CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):",
+                    pinned);
+            out << "  (* installed)\n";
         }
     }
     if (all || o.what == "cudnn") {
@@ -177,6 +255,9 @@ int run_list(const ListOptions& o, Context& ctx) {
             out << "cuDNN (release, builds for CUDA):\n";
         }
         for (auto it = c.cudnn.rbegin(); it != c.cudnn.rend(); ++it) {
+            if (!passes(o.filter, it->version)) {
+                continue;
+            }
             json cudas = json::array();
             for (const auto& b : it->builds) {
                 cudas.push_back(b.cuda);
@@ -194,7 +275,7 @@ int run_list(const ListOptions& o, Context& ctx) {
             }
         }
         for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
-            if (it->product != "cudnn") {
+            if (it->product != "cudnn" || !passes(o.filter, it->version)) {
                 continue;
             }
             arr.push_back(pinned_json(*it));
@@ -216,15 +297,24 @@ int run_list(const ListOptions& o, Context& ctx) {
             out << f.name << " (release: CUDA, cuDNN, Python):\n";
         }
         for (const auto& r : f.releases) {
+            if (!passes(o.filter, r.series)) {
+                continue;
+            }
+            bool runfile_only = !redist_cuda(r.cuda);
+            bool inst = pair_installed(r.cuda, r.cudnn);
             rows.push_back({{"series", r.series.str()},
                             {"tested", r.tested.str()},
                             {"cuda", r.cuda.str()},
                             {"cudnn", r.cudnn.str()},
-                            {"python", r.python}});
+                            {"python", r.python},
+                            {"installed", inst},
+                            {"runfile_only", runfile_only}});
             if (!ctx.json) {
-                out << "  " << std::left << std::setw(7) << r.series.str() << "CUDA "
-                    << std::setw(6) << r.cuda.str() << "cuDNN " << std::setw(5) << r.cudnn.str()
-                    << "Python " << r.python << "\n";
+                out << (inst ? "* " : "  ") << std::left << std::setw(7) << r.series.str()
+                    << "CUDA " << std::setw(6) << r.cuda.str() << "cuDNN " << std::setw(5)
+                    << r.cudnn.str() << "Python " << std::setw(10) << r.python
+                    << (runfile_only ? "  (CUDA from a runfile only; not installable yet)" : "")
+                    << "\n";
             }
         }
         fws.push_back({{"name", f.name}, {"releases", rows}});
@@ -246,9 +336,12 @@ void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->footer("Examples:\n"
                 "  cudaenv list --available              every release the manifests offer\n"
                 "  cudaenv list --available cudnn\n"
-                "  cudaenv list --available tensorflow --json\n");
+                "  cudaenv list --available tensorflow --json\n"
+                "  cudaenv list --available cuda 12      only CUDA 12.x\n"
+                "  cudaenv list                          installed; * marks what is selected here\n");
     sub->add_flag("--available", opts->available, "list what the manifests offer");
     sub->add_option("what", opts->what, "cuda, cudnn or a framework name");
+    sub->add_option("filter", opts->filter, "only versions under this prefix (12, 2.1)");
     sub->callback([opts, &ctx] { ctx.exit_code = run_list(*opts, ctx); });
 }
 
