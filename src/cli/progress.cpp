@@ -111,8 +111,7 @@ void ProgressReporter::redraw(bool force) {
             r.total && *r.total ? static_cast<double>(r.bytes) / static_cast<double>(*r.total) : 0;
         // the download's own rate: while it runs, and kept once it is done (never "0 B/s")
         double secs = std::chrono::duration<double>(r.fetched.value_or(now) - r.started).count();
-        double rate =
-            r.downloaded_here && secs > 0.05 ? static_cast<double>(r.bytes) / secs : 0;
+        double rate = r.downloaded_here && secs > 0.05 ? static_cast<double>(r.bytes) / secs : 0;
         std::string eta = "";
         if (r.state == "downloading" && rate > 0 && r.total && *r.total > r.bytes) {
             eta =

@@ -50,7 +50,11 @@ def probe(m, pid, env=None):
 
 def expect(p, status, *words):
     assert p["status"] == status, json.dumps(p, indent=2)
-    text = p["finding"] + "\n" + "\n".join(p["details"])
+    text = "\n".join([p["finding"], *p["details"], *(f["finding"] for f in p["findings"])])
+    # every finding has its fix, and the headline is the worst of them
+    order = {"warn": 1, "fail": 2}
+    assert all(f["fix"] for f in p["findings"]), p
+    assert all(order[f["status"]] <= order[p["findings"][0]["status"]] for f in p["findings"]), p
     for w in words:
         assert w in text, f"{w!r} not in {json.dumps(p, indent=2)}"
     if status in ("warn", "fail"):
@@ -87,7 +91,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
                                                   "Frameworks", "cudaenv"]
     assert len(probes) == 18
     for p in probes.values():
-        assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix"}
+        assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
         assert "\n" not in p["finding"]
 
@@ -702,6 +706,21 @@ def test_cudnn_missing_sublibrary(m):
     expect(probe(m, "cudnn"), "fail", "lacks libcudnn_ops.so.9")
 
 
+def test_cudnn_reports_every_problem_worst_first_with_each_fix(m):
+    # a header from another release AND a missing sublibrary: two findings, not the first only
+    m.write("/usr/local/cuda-12.4/include/cudnn_version.h", fixture_sysroot.fixture_mirror.cudnn_header("9.0.0"))
+    m.remove("/usr/local/cuda-12.4/lib64/libcudnn_ops.so.9.1.1")
+    m.remove("/usr/local/cuda-12.4/lib64/libcudnn_ops.so.9")
+    p = expect(probe(m, "cudnn"), "fail", "header 9.0.0", "lacks libcudnn_ops.so.9")
+    assert [f["status"] for f in p["findings"]] == ["fail", "fail"]
+    assert "VERSION_MISMATCH" in p["findings"][0]["finding"] and "lacks" in p["findings"][1]["finding"]
+    # the text shows the worst and how many more; -v shows them all
+    res = m.run("doctor", "--only", "cudnn")
+    assert re.search(r"✗ cudnn: cuDNN header 9\.0\.0 .*\(\+1 more\)$", res.out, re.M), res.out
+    res = m.run("doctor", "--only", "cudnn", "-v")
+    assert "lacks libcudnn_ops.so.9" in res.out and res.out.count("fix: ") >= 2, res.out
+
+
 def test_cudnn_built_for_another_cuda_major(m):
     m.toolkit(cudnn_cudart=11080)
     p = expect(probe(m, "cudnn"), "fail", "built for CUDA 11", "toolkit is CUDA 12.4")
@@ -755,8 +774,18 @@ def test_frameworks_tensorflow_cpu_instead_of_tensorflow(m):
 
 
 def test_frameworks_tensorflow_that_can_use_the_toolkit(m):
-    m.tensorflow(version="2.16.1", cuda="12.3")
-    expect(probe(m, "frameworks", env=VENV), "ok", "tensorflow 2.16.1 (CUDA 12.3) can use CUDA 12.4")
+    # the fixture's toolkit carries cuDNN 9 (libcudnn.so.9): a build against cuDNN 9 loads it
+    m.tensorflow(version="2.16.1", cuda="12.3", cudnn="9")
+    p = expect(probe(m, "frameworks", env=VENV), "ok", "tensorflow 2.16.1 (CUDA 12.3) can use CUDA 12.4")
+    assert ("tensorflow's cuDNN: /usr/local/cuda-12.4/lib64/libcudnn.so.9 (the loader (ld.so.cache); "
+            "the selection's own copy)") in p["details"]
+
+
+def test_frameworks_tensorflow_built_for_a_cudnn_major_nothing_provides(m):
+    # built against cuDNN 8, and only cuDNN 9 is there: libcudnn.so.8 loads from nowhere
+    m.tensorflow(version="2.16.1", cuda="12.3", cudnn="8")
+    p = expect(probe(m, "frameworks", env=VENV), "fail", "needs cuDNN 8 (libcudnn.so.8) but none will load")
+    assert p["fix"] == "cudaenv install tf-2.16 && cudaenv use tf-2.16"
 
 
 def test_frameworks_tensorflow_built_for_another_major(m):
@@ -767,8 +796,8 @@ def test_frameworks_tensorflow_built_for_another_major(m):
 
 def test_frameworks_every_build_info_layout(m):
     # TF 2.1 writes module constants, TF 2.3+ an OrderedDict (a real 2.15 GPU wheel's layout)
-    m.tensorflow(version="2.15.0", cuda="12.2", cudnn="8")
-    expect(probe(m, "frameworks", env=VENV), "ok", "built with CUDA 12.2 and cuDNN 8")
+    m.tensorflow(version="2.15.0", cuda="12.2", cudnn="9")  # the fixture toolkit's cuDNN major
+    expect(probe(m, "frameworks", env=VENV), "ok", "built with CUDA 12.2 and cuDNN 9")
     m.remove("/opt/venv")
     m.tensorflow(version="2.1.0", cuda="10.1", cudnn="7")
     p = expect(probe(m, "frameworks", env=VENV), "fail", "tensorflow 2.1.0 needs CUDA 10.1")
@@ -778,10 +807,39 @@ def test_frameworks_every_build_info_layout(m):
     expect(probe(m, "frameworks", env=VENV), "warn", "tensorflow 2.15.0 is a CPU-only build")
 
 
+def _wheel(m, wheel, cu, version, soname, site="/opt/venv/lib/python3.11/site-packages"):
+    """pip's nvidia-<wheel>-<cu> as installed: site/nvidia/<wheel>/lib/<soname> and its dist-info."""
+    m.p(f"{site}/nvidia_{wheel}_{cu}-{version}.dist-info").mkdir(parents=True, exist_ok=True)
+    m.write(f"{site}/nvidia/{wheel}/lib/{soname}", "\x7fELF placeholder")
+    return f"{site}/nvidia/{wheel}/lib/{soname}"
+
+
 def test_frameworks_tensorflow_with_pip_cuda(m):
+    # TF >= 2.14 [and-cuda] loads pip's nvidia-* wheels first: the doctor says which file, from
+    # which source, and that it is not the selection's copy
+    m.tensorflow(version="2.15.0", cuda="12.2", cudnn="8")
+    rt = _wheel(m, "cuda_runtime", "cu12", "12.2.140", "libcudart.so.12")
+    dn = _wheel(m, "cudnn", "cu12", "8.9.4.25", "libcudnn.so.8")
+    p = expect(probe(m, "frameworks", env=VENV), "ok", "brings its own CUDA from pip: 12.2.140")
+    details = "\n".join(p["details"])
+    assert f"tensorflow's CUDA runtime: {rt} (pip's nvidia-cuda-runtime-cu12 12.2.140; not the selection's" in details
+    assert f"tensorflow's cuDNN: {dn} (pip's nvidia-cudnn-cu12 8.9.4.25; the selection (" in details
+
+
+def test_frameworks_before_2_14_ignore_pip_wheels_and_use_the_loader(m):
     m.tensorflow(version="2.13.0", cuda="11.8", cudnn="8")
-    m.p("/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib").mkdir(parents=True)
-    expect(probe(m, "frameworks", env=VENV), "ok", "brings its own CUDA")
+    _wheel(m, "cuda_runtime", "cu11", "11.8.89", "libcudart.so.11.0")
+    expect(probe(m, "frameworks", env=VENV), "fail", "tensorflow 2.13.0 needs CUDA 11.8", "libcudart.so.11.0")
+
+
+def test_frameworks_runtime_from_nowhere_is_a_failure_even_with_the_toolkit_selected(m):
+    # the selected toolkit has libcudart.so.12, but the loader cannot see it: ✗, not ✓
+    m.tensorflow(version="2.16.1", cuda="12.3")
+    m.remove("/etc/ld.so.conf.d/988_cuda-12.conf")
+    m.ldconfig()
+    p = expect(probe(m, "frameworks", env=VENV), "fail", "needs CUDA 12.3 (libcudart.so.12) but none will load",
+               "would load from nowhere")
+    assert "cudaenv exec" in p["fix"]
 
 
 def test_frameworks_torch_cpu_and_torch_for_a_newer_driver(m):

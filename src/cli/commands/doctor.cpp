@@ -75,16 +75,31 @@ const doctor::Entry* headline(const std::vector<const doctor::Entry*>& entries,
     return entries.empty() ? nullptr : entries.front();
 }
 
+/// " (+2 more)" when a probe found more than its headline.
+std::string more_text(const doctor::Finding& f) {
+    return f.more.empty() ? std::string() : " (+" + std::to_string(f.more.size()) + " more)";
+}
+
 void print_finding(std::ostream& out, const doctor::Entry& e, bool verbose, const char* indent) {
-    out << indent << mark(e.finding.status) << " " << e.probe->id << ": " << e.finding.summary
-        << "\n";
+    const auto& f = e.finding;
+    out << indent << mark(f.status) << " " << e.probe->id << ": " << f.summary
+        << (verbose ? "" : more_text(f)) << "\n";
     if (verbose) {
-        for (const auto& d : e.finding.details) {
+        for (const auto& d : f.details) {
             out << indent << "    " << d << "\n";
         }
     }
-    if (!e.finding.fix.empty()) {
-        out << indent << "    fix: " << e.finding.fix << "\n";
+    if (!f.fix.empty()) {
+        out << indent << "    fix: " << f.fix << "\n";
+    }
+    if (verbose) {
+        for (const auto& m : f.more) {
+            out << indent << "  " << mark(m.status) << " " << e.probe->id << ": " << m.summary
+                << "\n";
+            if (!m.fix.empty()) {
+                out << indent << "    fix: " << m.fix << "\n";
+            }
+        }
     }
 }
 
@@ -139,7 +154,19 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
             }
         }
         for (const auto& e : entries) {
+            json findings = json::array();
+            if (e.finding.status == doctor::Status::warn ||
+                e.finding.status == doctor::Status::fail) {
+                findings.push_back({{"status", to_string(e.finding.status)},
+                                    {"finding", e.finding.summary},
+                                    {"fix", e.finding.fix}});
+            }
+            for (const auto& m : e.finding.more) {
+                findings.push_back(
+                    {{"status", to_string(m.status)}, {"finding", m.summary}, {"fix", m.fix}});
+            }
             probes.push_back({{"id", e.probe->id},
+                              {"findings", findings},
                               {"layer", e.probe->layer},
                               {"title", e.probe->title},
                               {"status", to_string(e.finding.status)},
@@ -200,7 +227,8 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
         }
         auto status = layer_status(in);
         const auto* head = headline(in, status);
-        out << "[" << mark(status) << "] " << layer << ": " << head->finding.summary << "\n";
+        out << "[" << mark(status) << "] " << layer << ": " << head->finding.summary
+            << more_text(head->finding) << "\n";
         if (o.verbose) {
             for (const auto* e : in) {
                 print_finding(out, *e, true, "    ");

@@ -1,8 +1,8 @@
 // cudaenv list --available [cuda|cudnn|FRAMEWORK]
 #include "../context.hpp"
+#include "common.hpp"
 #include "core/install/install.hpp"
 #include "core/manifest/model.hpp"
-#include "common.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -82,8 +82,9 @@ int run_list_installed(Context& ctx) {
         if (selected && *selected == name) {
             n = "  (selected here by " + why + ")";
         }
-        if (global && *global == name && !(selected && *selected == name &&
-                                           sel->origin == activate::Selection::Origin::global)) {
+        if (global && *global == name &&
+            !(selected && *selected == name &&
+              sel->origin == activate::Selection::Origin::global)) {
             n += "  (global: " + global_file.string() + ")";
         }
         return n;
@@ -145,8 +146,8 @@ int run_list_installed(Context& ctx) {
                  << note(v.name) << "\n";
     }
     if (!selected) {
-        *ctx.out << "* system" << (sel ? "  (nothing selects a cudaenv version here)"
-                                       : "  (" + why + ")")
+        *ctx.out << "* system"
+                 << (sel ? "  (nothing selects a cudaenv version here)" : "  (" + why + ")")
                  << "\n";
     }
     return 0;
@@ -184,9 +185,12 @@ int run_list(const ListOptions& o, Context& ctx) {
         });
     };
     auto redist_cuda = [&](const Version& mm) {
-        return std::any_of(c.cuda.begin(), c.cuda.end(), [&](const auto& r) {
-                   return r.source == manifest::CudaSource::redist && mm.is_prefix_of(r.version);
-               }) ||
+        return std::any_of(c.cuda.begin(),
+                           c.cuda.end(),
+                           [&](const auto& r) {
+                               return r.source == manifest::CudaSource::redist &&
+                                      mm.is_prefix_of(r.version);
+                           }) ||
                std::any_of(c.pinned_indexes.begin(), c.pinned_indexes.end(), [&](const auto& p) {
                    return p.product == "cuda" && mm.is_prefix_of(p.version);
                });
@@ -333,12 +337,13 @@ int run_list(const ListOptions& o, Context& ctx) {
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     auto opts = std::make_shared<ListOptions>();
     auto* sub = app.add_subcommand(spec.name, spec.summary);
-    sub->footer("Examples:\n"
-                "  cudaenv list --available              every release the manifests offer\n"
-                "  cudaenv list --available cudnn\n"
-                "  cudaenv list --available tensorflow --json\n"
-                "  cudaenv list --available cuda 12      only CUDA 12.x\n"
-                "  cudaenv list                          installed; * marks what is selected here\n");
+    sub->footer(
+        "Examples:\n"
+        "  cudaenv list --available              every release the manifests offer\n"
+        "  cudaenv list --available cudnn\n"
+        "  cudaenv list --available tensorflow --json\n"
+        "  cudaenv list --available cuda 12      only CUDA 12.x\n"
+        "  cudaenv list                          installed; * marks what is selected here\n");
     sub->add_flag("--available", opts->available, "list what the manifests offer");
     sub->add_option("what", opts->what, "cuda, cudnn or a framework name");
     sub->add_option("filter", opts->filter, "only versions under this prefix (12, 2.1)");

@@ -38,6 +38,23 @@ Finding skip(std::string summary, std::vector<std::string> details) {
     return {Status::skip, std::move(summary), std::move(details), {}};
 }
 
+Finding verdict(std::vector<Issue> issues, Finding all_clear) {
+    if (issues.empty()) {
+        return all_clear;
+    }
+    std::stable_sort(issues.begin(), issues.end(), [](const Issue& a, const Issue& b) {
+        return static_cast<int>(a.status) > static_cast<int>(b.status);
+    });
+    Finding f;
+    f.status = issues.front().status;
+    f.summary = std::move(issues.front().summary);
+    f.fix = std::move(issues.front().fix);
+    f.details = std::move(all_clear.details);
+    f.more.assign(std::make_move_iterator(issues.begin() + 1),
+                  std::make_move_iterator(issues.end()));
+    return f;
+}
+
 namespace {
 
 constexpr std::string_view k_layers[] = {

@@ -19,17 +19,31 @@ enum class Status { ok, skip, warn, fail };
 
 std::string_view to_string(Status s);
 
+/// One problem a probe found: what, how bad, and the step that fixes it.
+struct Issue {
+    Status status = Status::warn;
+    std::string summary;
+    std::string fix;
+};
+
 struct Finding {
     Status status = Status::ok;
-    std::string summary;              ///< one line
+    std::string summary;              ///< one line: the worst problem (or the all-clear)
     std::vector<std::string> details; ///< shown with -v and in --json
     std::string fix;                  ///< the command or step that fixes it; empty when ok
+    /// Every further problem the probe found, worst first, each with its fix: a probe never
+    /// stops at its first finding (text shows "+N more", -v and --json all of them).
+    std::vector<Issue> more = {};
 };
 
 Finding ok(std::string summary, std::vector<std::string> details = {});
 Finding warn(std::string summary, std::string fix, std::vector<std::string> details = {});
 Finding fail(std::string summary, std::string fix, std::vector<std::string> details = {});
 Finding skip(std::string summary, std::vector<std::string> details = {});
+
+/// A probe's verdict from every problem it found: none is `all_clear`; else the worst (the first
+/// of the worst, as found) is the headline and the others follow in `more`, worst first.
+Finding verdict(std::vector<Issue> issues, Finding all_clear);
 
 struct Probe {
     std::string_view id;

@@ -108,31 +108,38 @@ Finding cudnn(Host& h) {
     }
     details.push_back(header ? "header " + header_file + ": " + header->str()
                              : "no cudnn_version.h or cudnn.h with version macros");
-    // the library
+    // Everything below is checked, and every problem reported (the worst first): a header that
+    // disagrees with its library and a missing sublibrary are two fixes, not one.
+    std::vector<Issue> issues;
     const auto& a = h.query("cudnn", found->dir + "/" + found->file);
+    std::optional<Version> lib_version;
     if (!a.loaded || !a.number("version")) {
-        return fail(found->dir + "/" + found->file + " does not load or answer cudnnGetVersion: " +
-                        (a.error.empty() ? "no answer" : a.error),
-                    reinstall,
-                    details);
+        issues.push_back({Status::fail,
+                          found->dir + "/" + found->file +
+                              " does not load or answer cudnnGetVersion: " +
+                              (a.error.empty() ? "no answer" : a.error),
+                          reinstall});
+    } else {
+        lib_version = Version::try_parse(cudnn_from_int(*a.number("version")));
+        details.push_back("cudnnGetVersion(): " + std::to_string(*a.number("version")) + " = " +
+                          lib_version->str());
     }
-    auto lib_version = *Version::try_parse(cudnn_from_int(*a.number("version")));
-    details.push_back("cudnnGetVersion(): " + std::to_string(*a.number("version")) + " = " +
-                      lib_version.str());
-    if (header && Version::compare_numeric(header->truncated(3), lib_version) != 0) {
-        return fail("cuDNN header " + header->str() + " (" + header_file + ") but library " +
-                        lib_version.str() +
-                        ": CUDNN_STATUS_VERSION_MISMATCH, or \"Loaded runtime "
-                        "CuDNN library … but source was compiled with …\"",
-                    reinstall,
-                    details);
+    std::string what = lib_version ? "cuDNN " + lib_version->str() : "cuDNN";
+    if (lib_version && header &&
+        Version::compare_numeric(header->truncated(3), *lib_version) != 0) {
+        issues.push_back({Status::fail,
+                          "cuDNN header " + header->str() + " (" + header_file + ") but library " +
+                              lib_version->str() +
+                              ": CUDNN_STATUS_VERSION_MISMATCH, or \"Loaded runtime CuDNN "
+                              "library … but source was compiled with …\"",
+                          reinstall});
     }
-    if (t.cudnn && !t.cudnn->truncated(3).is_prefix_of(lib_version) &&
-        Version::compare_numeric(t.cudnn->truncated(3), lib_version) != 0) {
-        return fail("cudaenv's record names cuDNN " + t.cudnn->str() + " but the library is " +
-                        lib_version.str(),
-                    reinstall,
-                    details);
+    if (lib_version && t.cudnn && !t.cudnn->truncated(3).is_prefix_of(*lib_version) &&
+        Version::compare_numeric(t.cudnn->truncated(3), *lib_version) != 0) {
+        issues.push_back({Status::fail,
+                          "cudaenv's record names cuDNN " + t.cudnn->str() +
+                              " but the library is " + lib_version->str(),
+                          reinstall});
     }
     // every sublibrary of its major, next to libcudnn
     std::vector<std::string> missing;
@@ -149,32 +156,34 @@ Finding cudnn(Host& h) {
         }
     }
     if (!missing.empty()) {
-        return fail("cuDNN " + lib_version.str() + " in " + found->dir + " lacks " + join(missing) +
-                        " (a missing sublibrary surfaces as something else, e.g. \"No OpKernel was "
-                        "registered to support Op CudnnRNNV3\")",
-                    reinstall,
-                    details);
+        issues.push_back({Status::fail,
+                          what + " in " + found->dir + " lacks " + join(missing) +
+                              " (a missing sublibrary surfaces as something else, e.g. \"No "
+                              "OpKernel was registered to support Op CudnnRNNV3\")",
+                          reinstall});
     }
     // the CUDA it was built for
     std::string built_for;
-    if (auto cudart = a.number("cudart_version"); cudart && *cudart > 0) {
+    if (auto cudart = a.number("cudart_version"); lib_version && cudart && *cudart > 0) {
         unsigned major = static_cast<unsigned>(*cudart / 1000);
         built_for = ", built for CUDA " + std::to_string(major);
         details.push_back("cudnnGetCudartVersion(): " + std::to_string(*cudart));
         if (t.cuda && t.cuda->major() != major) {
-            return fail("cuDNN " + lib_version.str() + " was built for CUDA " +
-                            std::to_string(major) + " but the toolkit is CUDA " +
-                            t.cuda->truncated(2).str(),
-                        "install the cuDNN build for CUDA " + std::to_string(t.cuda->major()) +
-                            " (cudaenv install " + t.cuda->truncated(2).str() + "+cudnn-" +
-                            lib_version.truncated(2).str() + ")",
-                        details);
+            issues.push_back({Status::fail,
+                              what + " was built for CUDA " + std::to_string(major) +
+                                  " but the toolkit is CUDA " + t.cuda->truncated(2).str(),
+                              "install the cuDNN build for CUDA " +
+                                  std::to_string(t.cuda->major()) + " (cudaenv install " +
+                                  t.cuda->truncated(2).str() + "+cudnn-" +
+                                  lib_version->truncated(2).str() + ")"});
         }
     }
-    return ok("cuDNN " + lib_version.str() + " in " + found->dir + ": header and library agree" +
-                  (expected ? ", all " + std::to_string(expected) + " libraries present" : "") +
-                  built_for,
-              details);
+    return verdict(
+        std::move(issues),
+        ok(what + " in " + found->dir + ": header and library agree" +
+               (expected ? ", all " + std::to_string(expected) + " libraries present" : "") +
+               built_for,
+           details));
 }
 
 } // namespace cudaenv::doctor::checks

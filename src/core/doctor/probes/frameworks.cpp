@@ -6,6 +6,7 @@
 #include "../pyinfo.hpp"
 #include "probes.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace cudaenv::doctor::checks {
@@ -94,6 +95,60 @@ std::optional<Dist> dist(Host& h, const std::vector<std::string>& sites, const s
     return std::nullopt;
 }
 
+/// Where a framework's copy of a library comes from: pip's nvidia-* wheel in its site-packages
+/// (TensorFlow >= 2.14 `[and-cuda]` and PyTorch wheels find those first, through their RPATH),
+/// else what the loader picks.
+struct Load {
+    std::string path;    ///< empty: nowhere
+    std::string source;  ///< "pip's nvidia-cudnn-cu12 9.1.0.70", "the loader (ld.so.cache)"
+    std::string version; ///< of the library loaded, when known
+};
+
+Load would_load(Host& h,
+                const std::vector<std::string>& sites,
+                bool wheels_first,
+                const std::string& wheel, ///< "cudnn", "cuda_runtime"
+                const std::string& cu,    ///< "cu12"
+                const std::string& soname) {
+    if (wheels_first) {
+        for (const auto& site : sites) {
+            std::string file = site + "/nvidia/" + wheel + "/lib/" + soname;
+            if (h.exists(file)) {
+                std::string dist_name = "nvidia_" + wheel + "_" + cu;
+                auto d = dist(h, {site}, dist_name);
+                std::string pretty = "nvidia-" + wheel + "-" + cu;
+                std::replace(pretty.begin(), pretty.end(), '_', '-');
+                return {file,
+                        "pip's " + pretty + (d ? " " + d->version : std::string()),
+                        d ? d->version : library_version(h, soname, file)};
+            }
+        }
+    }
+    auto p = h.pick(soname);
+    if (p.path.empty()) {
+        return {};
+    }
+    return {p.path, "the loader (" + p.via + ")", library_version(h, soname, p.path)};
+}
+
+/// "matches the selection" or how it differs, for a library the framework loads.
+std::string against_selection(Host& h, const Load& l, const std::string& soname) {
+    const auto& t = h.toolkit();
+    if (t.prefix.empty()) {
+        return "no toolkit is selected";
+    }
+    std::string mine = lib_dir(h, h.canonical(t.prefix)) + "/" + soname;
+    if (!h.exists(mine)) {
+        return "the selection (" + t.prefix + ") has no " + soname;
+    }
+    if (h.canonical(mine) == h.canonical(l.path)) {
+        return "the selection's own copy";
+    }
+    std::string v = library_version(h, soname, mine);
+    return "not the selection's " + (v.empty() ? mine : v + " in " + mine) +
+           (v == l.version && !v.empty() ? " (the same version)" : "");
+}
+
 } // namespace
 
 Finding frameworks(Host& h) {
@@ -103,18 +158,20 @@ Finding frameworks(Host& h) {
                     "on PATH)");
     }
     std::vector<std::string> details{"site-packages: " + join(sites)};
-    std::vector<std::string> fails, warns, oks;
-    std::string fail_fix, warn_fix;
+    std::vector<Issue> issues;
+    std::vector<std::string> oks;
     auto tf = dist(h, sites, "tensorflow");
     if (!tf) {
         tf = dist(h, sites, "tensorflow_gpu");
     }
     auto tf_cpu = dist(h, sites, "tensorflow_cpu");
     if (tf_cpu && !tf) {
-        warns.push_back("tensorflow-cpu " + tf_cpu->version +
-                        " is installed instead of tensorflow: TensorFlow will never use the GPU");
-        warn_fix = "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==" +
-                   tf_cpu->version + "'";
+        issues.push_back(
+            {Status::warn,
+             "tensorflow-cpu " + tf_cpu->version +
+                 " is installed instead of tensorflow: TensorFlow will never use the GPU",
+             "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==" +
+                 tf_cpu->version + "'"});
     }
     const auto& t = h.toolkit();
     if (tf) {
@@ -133,52 +190,93 @@ Finding frameworks(Host& h) {
         const Version built_v = parsed.value_or(Version{});
         const Version* built = &built_v;
         if (!text) {
-            warns.push_back("tensorflow " + tf->version + " has no build_info.py");
+            issues.push_back({Status::warn,
+                              "tensorflow " + tf->version + " has no build_info.py",
+                              "pip install --force-reinstall 'tensorflow==" + tf->version + "'"});
         } else if (!cuda_build || !has_built) {
-            warns.push_back("tensorflow " + tf->version + " is a CPU-only build");
-            if (warn_fix.empty()) {
-                warn_fix = "pip install 'tensorflow[and-cuda]==" + tf->version + "'";
-            }
+            issues.push_back({Status::warn,
+                              "tensorflow " + tf->version + " is a CPU-only build",
+                              "pip install 'tensorflow[and-cuda]==" + tf->version + "'"});
         } else {
-            // what will load: pip's nvidia-* packages (tensorflow[and-cuda]) or the loader's
-            // libcudart
-            bool pip_cuda = h.is_dir(tf->site + "/nvidia/cuda_runtime/lib");
-            auto pick = h.pick(cudart_soname(built->major()));
-            std::string loads = pip_cuda ? "pip's nvidia-* packages" : pick.path;
-            details.push_back("its CUDA runtime would load from " +
-                              (loads.empty() ? "nowhere" : loads));
-            if (!pip_cuda && pick.path.empty() && !(t.cuda && t.cuda->major() == built->major())) {
-                fails.push_back("tensorflow " + tf->version + " needs CUDA " + *cuda + " (" +
-                                cudart_soname(built->major()) +
-                                ") but none will load: it falls back to the CPU");
-                fail_fix =
-                    "cudaenv install tf-" + Version::try_parse(tf->version)->truncated(2).str() +
-                    " && cudaenv use tf-" + Version::try_parse(tf->version)->truncated(2).str();
+            // what it will load, library by library: pip's nvidia-* wheels first from 2.14 on
+            // (tensorflow[and-cuda]), else the loader's pick; and whether that is the selection
+            auto tfv = Version::try_parse(tf->version);
+            bool wheels_first = tfv && Version::compare_numeric(tfv->truncated(2),
+                                                                *Version::try_parse("2.14")) >= 0;
+            std::string cu = "cu" + std::to_string(built->major());
+            std::string series = tfv ? tfv->truncated(2).str() : tf->version;
+            auto rt = would_load(
+                h, sites, wheels_first, "cuda_runtime", cu, cudart_soname(built->major()));
+            details.push_back("tensorflow's CUDA runtime: " +
+                              (rt.path.empty()
+                                   ? "would load from nowhere"
+                                   : rt.path + " (" + rt.source + "; " +
+                                         against_selection(h, rt, cudart_soname(built->major())) +
+                                         ")"));
+            bool pip_cuda = rt.source.rfind("pip's", 0) == 0;
+            if (rt.path.empty()) {
+                bool toolkit_has = t.cuda && t.cuda->major() == built->major();
+                issues.push_back(
+                    {Status::fail,
+                     "tensorflow " + tf->version + " needs CUDA " + *cuda + " (" +
+                         cudart_soname(built->major()) +
+                         ") but none will load: it falls back to the CPU",
+                     toolkit_has
+                         ? "the selected toolkit has it but the loader does not see it: run "
+                           "python through cudaenv exec, enable the shell hook (cudaenv init), "
+                           "or cudaenv global " +
+                               t.cudaenv_version.value_or("<version>")
+                         : "cudaenv install tf-" + series + " && cudaenv use tf-" + series});
+            }
+            std::optional<Version> loaded_cudnn;
+            if (auto cm = cudnn ? Version::try_parse(*cudnn) : std::nullopt) {
+                std::string soname = "libcudnn.so." + std::to_string(cm->major());
+                auto dn = would_load(h, sites, wheels_first, "cudnn", cu, soname);
+                details.push_back("tensorflow's cuDNN: " +
+                                  (dn.path.empty() ? "would load from nowhere"
+                                                   : dn.path + " (" + dn.source + "; " +
+                                                         against_selection(h, dn, soname) + ")"));
+                if (dn.path.empty() && !rt.path.empty()) {
+                    issues.push_back(
+                        {Status::fail,
+                         "tensorflow " + tf->version + " needs cuDNN " + *cudnn + " (" + soname +
+                             ") but none will load: it falls back to the CPU",
+                         "cudaenv install tf-" + series + " && cudaenv use tf-" + series});
+                }
+                loaded_cudnn = Version::try_parse(dn.version);
             }
             const auto& fws = h.frameworks();
             const manifest::Framework* fw = nullptr;
             for (const auto& f : fws) {
                 fw = f.name == "tensorflow" ? &f : fw;
             }
-            auto tfv = Version::try_parse(tf->version);
             const auto* row = fw && tfv ? fw->find(*tfv) : nullptr;
-            if (row && t.cuda && !pip_cuda) {
-                auto verdict = check_framework_compat(*fw, *row, *t.cuda, t.cudnn);
-                if (!verdict) {
-                    fails.push_back("the manifests refuse tensorflow " + tf->version +
-                                    " with CUDA " + t.cuda->str() +
-                                    (t.cudnn ? " + cuDNN " + t.cudnn->str() : "") + ": " +
-                                    verdict.error().message);
-                    if (fail_fix.empty()) {
-                        fail_fix = "cudaenv install tf-" + row->series.str() +
-                                   " && cudaenv use tf-" + row->series.str() + " (CUDA " +
-                                   row->cuda.str() + " + cuDNN " + row->cudnn.str() + ")";
-                    }
+            // the pair judged: what loads (a wheel's versions), else the selected toolkit's
+            auto judged_cuda = pip_cuda ? Version::try_parse(rt.version) : t.cuda;
+            auto judged_cudnn = pip_cuda ? loaded_cudnn : t.cudnn;
+            if (row && judged_cuda && !rt.path.empty()) {
+                auto ok_pair = check_framework_compat(*fw, *row, *judged_cuda, judged_cudnn);
+                if (!ok_pair) {
+                    issues.push_back(
+                        {Status::fail,
+                         "the manifests refuse tensorflow " + tf->version + " with CUDA " +
+                             judged_cuda->str() +
+                             (judged_cudnn ? " + cuDNN " + judged_cudnn->str() : "") +
+                             (pip_cuda ? " (from pip's nvidia-* wheels)" : "") + ": " +
+                             ok_pair.error().message,
+                         pip_cuda ? "pip install 'tensorflow[and-cuda]==" + tf->version +
+                                        "' (reinstalls the wheels it was built for)"
+                                  : "cudaenv install tf-" + row->series.str() +
+                                        " && cudaenv use tf-" + row->series.str() + " (CUDA " +
+                                        row->cuda.str() + " + cuDNN " + row->cudnn.str() + ")"});
+                } else if (pip_cuda) {
+                    oks.push_back("tensorflow " + tf->version + " built with CUDA " + *cuda +
+                                  " (brings its own CUDA from pip: " + judged_cuda->str() + ")");
                 } else {
                     oks.push_back("tensorflow " + tf->version + " (CUDA " + *cuda +
-                                  ") can use CUDA " + t.cuda->str());
+                                  ") can use CUDA " + judged_cuda->str());
                 }
-            } else {
+            } else if (!rt.path.empty()) {
                 oks.push_back("tensorflow " + tf->version + " built with CUDA " + *cuda +
                               (pip_cuda ? " (brings its own CUDA from pip)" : ""));
             }
@@ -193,38 +291,43 @@ Finding frameworks(Host& h) {
         const Version built_v = parsed.value_or(Version{});
         const Version* built = &built_v;
         if (!parsed) {
-            warns.push_back("torch " + torch->version + " is a CPU-only build");
-            if (warn_fix.empty()) {
-                warn_fix = "pip install torch --index-url https://download.pytorch.org/whl/cu126 "
-                           "(pick the CUDA your driver supports)";
-            }
+            issues.push_back(
+                {Status::warn,
+                 "torch " + torch->version + " is a CPU-only build",
+                 "pip install torch --index-url https://download.pytorch.org/whl/cu126 "
+                 "(pick the CUDA your driver supports)"});
         } else {
+            // PyTorch's wheels load pip's nvidia-* libraries (their RPATH) before the loader's
+            std::string cu = "cu" + std::to_string(built->major());
+            auto dn = would_load(h,
+                                 {torch->site},
+                                 true,
+                                 "cudnn",
+                                 cu,
+                                 "libcudnn.so." + std::string(built->major() >= 12 ? "9" : "8"));
+            if (!dn.path.empty()) {
+                details.push_back("torch's cuDNN: " + dn.path + " (" + dn.source + ")");
+            }
             auto driver = h.driver().version();
             const auto* rel = h.cuda_release_for(built->truncated(2));
             if (driver && rel && rel->driver_compat_min &&
                 Version::compare_numeric(*driver, *rel->driver_compat_min) < 0) {
-                fails.push_back("torch " + torch->version + " needs a driver for CUDA " + *cuda +
-                                " (>= " + rel->driver_compat_min->str() + "), this one is " +
-                                driver->str());
-                if (fail_fix.empty()) {
-                    fail_fix = "upgrade the driver, or install a torch built for an older CUDA";
-                }
+                issues.push_back({Status::fail,
+                                  "torch " + torch->version + " needs a driver for CUDA " + *cuda +
+                                      " (>= " + rel->driver_compat_min->str() + "), this one is " +
+                                      driver->str(),
+                                  "upgrade the driver, or install a torch built for an older "
+                                  "CUDA"});
             } else {
                 oks.push_back("torch " + torch->version + " built with CUDA " + *cuda +
                               " (brings its own CUDA libraries)");
             }
         }
     }
-    if (!tf && !tf_cpu && oks.empty() && warns.empty() && fails.empty()) {
+    if (!tf && !tf_cpu && oks.empty() && issues.empty()) {
         return skip("no TensorFlow or PyTorch in " + join(sites), details);
     }
-    if (!fails.empty()) {
-        return fail(join(fails, "; "), fail_fix, details);
-    }
-    if (!warns.empty()) {
-        return warn(join(warns, "; "), warn_fix, details);
-    }
-    return ok(join(oks, "; "), details);
+    return verdict(std::move(issues), ok(join(oks, "; "), details));
 }
 
 } // namespace cudaenv::doctor::checks

@@ -161,17 +161,16 @@ Finding loader(Host& h) {
                 "cudaenv use / cudaenv exec");
     }
 
-    if (!problems.empty()) {
-        std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
-            return a.rank < b.rank;
-        });
-        for (std::size_t i = 1; i < problems.size(); ++i) {
-            details.push_back("also: " + problems[i].what);
-        }
-        std::string more = problems.size() > 1
-                               ? " (+" + std::to_string(problems.size() - 1) + " more, see -v)"
-                               : "";
-        return warn(problems.front().what + more, problems.front().fix, details);
+    // every problem, the wrong copies programs really load first (rank 0), then the rest
+    std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
+        return a.rank < b.rank;
+    });
+    std::vector<Issue> issues;
+    for (auto& p : problems) {
+        issues.push_back({Status::warn, std::move(p.what), std::move(p.fix)});
+    }
+    if (!issues.empty()) {
+        return verdict(std::move(issues), ok("", details));
     }
     if (good.empty()) {
         return ok("no CUDA toolkit selected; libcuda as above", details);
