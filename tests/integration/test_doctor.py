@@ -418,6 +418,22 @@ def test_arch_from_the_gpu_table_when_nvml_is_down(m):
     expect(probe(m, "arch"), "ok", "sm_80", "from the GPU table")
 
 
+@pytest.mark.parametrize("device,cc,chip", [("0x2330", "sm_90", "GH100, Hopper"),
+                                             ("0x2684", "sm_89", "AD102/AD103/AD104/AD106/AD107, Ada Lovelace"),
+                                             ("0x1eb8", "sm_75", "TU102/TU104/TU106/TU117, Turing")])
+def test_arch_from_the_pci_device_id_without_nvml_or_pci_ids(m, device, cc, chip):
+    # no NVML and no pci.ids to name the device: its id's chip family gives the SM
+    for db in ("/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"):
+        if m.p(db).exists():
+            m.remove(db)
+    m.remove("/sys/bus/pci/devices/0000:65:00.0")
+    m.pci_gpu(device=device)
+    m.gpu_conf(nvml_init=9)
+    p = probe(m, "arch")
+    assert p["status"] in ("ok", "warn"), p
+    assert cc in p["finding"] and f"(from PCI device {device}: {chip})" in "\n".join(p["details"]), p
+
+
 def test_arch_unknown_gpu_without_nvml_is_skipped(m):
     m.pci_gpu(device="0x9999")
     m.gpu_conf(nvml_init=9)
@@ -1062,6 +1078,11 @@ def test_merged_usr_and_nvidias_deb_conf_files_give_no_false_cache_warning(m):
     assert "out of date" not in loader["finding"] and "ldconfig" not in (loader.get("fix") or "")
     bad = {k: p["finding"] for k, p in probes.items() if p["status"] in ("warn", "fail")}
     assert bad == {}, bad
+    # ldconfig records libcuda under the first name of the folder (/lib/x86_64-linux-gnu), the
+    # file lives under /usr/lib/x86_64-linux-gnu: one file, so no "missing from the cache"
+    assert any(re.match(r"libcuda\.so\.1 -> /lib/x86_64-linux-gnu/libcuda\.so\.1 \(ld\.so\.cache\)", l)
+               for l in loader["details"]), loader["details"]
+    assert probes["libcuda"]["status"] == "ok", probes["libcuda"]
 
 
 def _loader_lines(p):

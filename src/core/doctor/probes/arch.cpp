@@ -1,5 +1,6 @@
-// Probe 5: each GPU's compute capability (NVML, else the manifests' GPU table by name) against the
-// selected CUDA's SM range.
+// Probe 5: each GPU's compute capability (NVML, else the manifests' GPU table by name, else the
+// chip family its PCI device id belongs to) against the selected CUDA's SM range.
+#include "../pci_chips.hpp"
 #include "probes.hpp"
 
 namespace cudaenv::doctor::checks {
@@ -27,6 +28,14 @@ Finding arch(Host& h) {
             const auto* model = gpu_model(h, name);
             cc = model ? model->compute_capability : 0;
             from = "the GPU table";
+        }
+        // no NVML and no name the table knows: the PCI device id's chip family still says it
+        if (cc == 0 && i < pci.size()) {
+            if (auto chip = chip_of_device(pci[i].device_id)) {
+                cc = chip->compute_capability;
+                from = "PCI device " + pci[i].device_id + ": " + std::string(chip->chip) + ", " +
+                       std::string(chip->architecture);
+            }
         }
         std::string label = gpu_label(i, name);
         if (cc == 0) {

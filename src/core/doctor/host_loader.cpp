@@ -1,0 +1,225 @@
+// The loader's view: ld.so.conf and its includes, the cache, default folders, which file a SONAME
+// resolves to and what it shadows, and which package owns a file.
+#include "../activate/machine.hpp"
+#include "../activate/selection.hpp"
+#include "../manifest/codec.hpp"
+#include "../store/records.hpp"
+#include "host_internal.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+namespace cudaenv::doctor {
+
+namespace fs = std::filesystem;
+using detail::join_machine;
+using detail::lines_of;
+using detail::trim;
+
+// -- the loader ---------------------------------------------------------------------------------
+
+const std::vector<ConfEntry>& Host::conf_dirs() {
+    if (m_cache->conf) {
+        return *m_cache->conf;
+    }
+    std::vector<ConfEntry> out;
+    std::set<std::string> seen_files;
+    // ld.so.conf and what it includes, in order; globs expand sorted, as ldconfig does.
+    auto parse = [&](auto& self, const std::string& file, int depth) -> void {
+        if (depth > 8 || !seen_files.insert(file).second) {
+            return;
+        }
+        auto text = read(file);
+        if (!text) {
+            return;
+        }
+        for (auto line : lines_of(*text)) {
+            line = trim(line.substr(0, line.find('#')));
+            if (line.empty() || line.rfind("hwcap ", 0) == 0) {
+                continue;
+            }
+            if (line.rfind("include", 0) == 0 && line.size() > 7 &&
+                std::isspace(static_cast<unsigned char>(line[7]))) {
+                std::string pattern = trim(line.substr(8));
+                if (!pattern.empty() && pattern[0] != '/') {
+                    pattern = join_machine(fs::path(file).parent_path().string(), pattern);
+                }
+                auto slash = pattern.rfind('/');
+                std::string dir = pattern.substr(0, slash == 0 ? 1 : slash);
+                std::string glob = pattern.substr(slash + 1);
+                for (const auto& name : list(dir)) {
+                    if (::fnmatch(glob.c_str(), name.c_str(), 0) == 0) {
+                        self(self, join_machine(dir, name), depth + 1);
+                    }
+                }
+                continue;
+            }
+            // "dir" or "dir=TYPE"; several may share a line
+            std::size_t pos = 0;
+            while (pos < line.size()) {
+                auto b = line.find_first_not_of(" \t,:", pos);
+                if (b == std::string::npos) {
+                    break;
+                }
+                auto e = line.find_first_of(" \t,:", b);
+                std::string dir = line.substr(b, e == std::string::npos ? e : e - b);
+                dir = dir.substr(0, dir.find('='));
+                while (dir.size() > 1 && dir.back() == '/') {
+                    dir.pop_back();
+                }
+                if (!dir.empty()) {
+                    out.push_back({dir, file});
+                }
+                pos = e == std::string::npos ? line.size() : e;
+            }
+        }
+    };
+    parse(parse, "/etc/ld.so.conf", 0);
+    return *(m_cache->conf = std::move(out));
+}
+
+const std::vector<CacheEntry>& Host::ld_cache() {
+    if (m_cache->ld_cache) {
+        return *m_cache->ld_cache;
+    }
+    std::vector<CacheEntry> out;
+    activate::Machine m;
+    m.sysroot = m_config.sysroot;
+    m.ldconfig = m_config.ldconfig;
+    if (!exists("/etc/ld.so.cache")) {
+        m_cache->ld_cache_error = "there is no loader cache (/etc/ld.so.cache)";
+    } else if (auto text = activate::print_ld_cache(m); !text) {
+        m_cache->ld_cache_error = text.error().message;
+    } else {
+        out = activate::parse_ld_cache(*text);
+    }
+    return *(m_cache->ld_cache = std::move(out));
+}
+
+const std::string& Host::ld_cache_error() {
+    (void)ld_cache();
+    return m_cache->ld_cache_error;
+}
+
+std::vector<std::string> Host::default_lib_dirs() const {
+#if defined(__aarch64__)
+    const char* triplet = "aarch64-linux-gnu";
+#else
+    const char* triplet = "x86_64-linux-gnu";
+#endif
+    return {std::string("/lib/") + triplet,
+            std::string("/usr/lib/") + triplet,
+            "/lib64",
+            "/usr/lib64",
+            "/lib",
+            "/usr/lib"};
+}
+
+std::string Host::package_owner(std::string_view machine_path) {
+    std::string real = canonical(machine_path);
+    if (auto it = m_cache->owners.find(real); it != m_cache->owners.end()) {
+        return it->second;
+    }
+    // dpkg's lists name files as the package ships them (/lib/x86_64-linux-gnu/… on a merged-/usr
+    // machine is /usr/lib/…): compare the real files of the lines that end in the same name.
+    std::string name = fs::path(real).filename().string();
+    std::string owner;
+    for (const auto& list : this->list("/var/lib/dpkg/info")) {
+        if (list.size() < 6 || list.compare(list.size() - 5, 5, ".list") != 0) {
+            continue;
+        }
+        auto text = read("/var/lib/dpkg/info/" + list);
+        if (!text) {
+            continue;
+        }
+        std::string_view rest = *text;
+        while (!rest.empty() && owner.empty()) {
+            auto nl = rest.find('\n');
+            std::string_view line = rest.substr(0, nl);
+            rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+            if (line.size() > name.size() && line.ends_with(name) &&
+                line[line.size() - name.size() - 1] == '/' && canonical(line) == real) {
+                owner = list.substr(0, list.size() - 5);
+                owner = owner.substr(0, owner.find(':')); // libcudnn8:amd64 -> libcudnn8
+            }
+        }
+        if (!owner.empty()) {
+            break;
+        }
+    }
+    m_cache->owners.emplace(real, owner);
+    return owner;
+}
+
+LoaderPick Host::pick(std::string_view soname) {
+    LoaderPick p;
+    p.soname = soname;
+    std::vector<std::string> candidates; // every copy, in the loader's order
+    std::set<std::string> real_seen;
+    auto consider = [&](const std::string& dir, const char* via) {
+        auto file = join_machine(dir, soname);
+        if (!exists(file) || is_dir(file)) {
+            return;
+        }
+        if (p.path.empty() && via) {
+            p.path = file;
+            p.via = via;
+        }
+        candidates.push_back(file);
+    };
+    for (const auto& dir : path_list("LD_LIBRARY_PATH")) {
+        consider(dir, "LD_LIBRARY_PATH");
+    }
+    const auto& cache = ld_cache();
+    // Real folders and files, never names: on a merged-/usr machine /lib/x86_64-linux-gnu and
+    // /usr/lib/x86_64-linux-gnu are one folder, and ldconfig records only the first name.
+    std::set<std::string> cached_dirs, cached_files;
+    for (const auto& e : cache) {
+        if (e.soname == soname) {
+            if (p.path.empty() && exists(e.path)) {
+                p.path = e.path;
+                p.via = "ld.so.cache";
+            }
+            candidates.push_back(e.path);
+            cached_dirs.insert(canonical(fs::path(e.path).parent_path().string()));
+            cached_files.insert(canonical(e.path));
+        }
+    }
+    for (const auto& c : conf_dirs()) {
+        auto file = join_machine(c.dir, soname);
+        if (exists(file) && !is_dir(file)) {
+            candidates.push_back(file);
+            if (!cached_dirs.count(canonical(c.dir)) && !cached_files.count(canonical(file)) &&
+                ld_cache_error().empty()) {
+                p.not_in_cache.push_back(file);
+            }
+        }
+    }
+    for (const auto& dir : default_lib_dirs()) {
+        consider(dir, "default directories");
+    }
+    // Shadowed: other real files (the same file reached through several folders is one copy).
+    std::string chosen = p.path.empty() ? std::string() : canonical(p.path);
+    real_seen.insert(chosen);
+    for (const auto& c : candidates) {
+        auto real = canonical(c);
+        if (real_seen.insert(real).second) {
+            p.shadowed.push_back(c);
+        }
+    }
+    return p;
+}
+
+} // namespace cudaenv::doctor
