@@ -120,7 +120,7 @@ void ProgressReporter::redraw(bool force) {
                 "s";
         }
         std::string rate_text =
-            r.downloaded_here ? human_size(static_cast<std::uint64_t>(rate)) + "/s" : "-";
+            rate > 0 ? human_size(static_cast<std::uint64_t>(rate)) + "/s" : std::string("-");
         std::snprintf(line,
                       sizeof line,
                       "  %-22.22s %-12.12s %s %9s %11s %-9s %s",
@@ -162,7 +162,7 @@ std::string ProgressReporter::overall(std::chrono::steady_clock::time_point now)
             }
         }
         double secs = std::chrono::duration<double>(last - *m_first_download).count();
-        if (secs > 0.05) {
+        if (secs > 0) {
             double rate = static_cast<double>(downloaded) / secs;
             line += ", " + human_size(static_cast<std::uint64_t>(rate)) + "/s";
             if (running && rate > 0 && total > got) {

@@ -124,6 +124,38 @@ def test_hook_follows_the_directory_and_restores_on_leaving(env, shell, tmp_path
     assert "OUT /opt/theirs|/opt/mine" in lines  # leaving restores what was there
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_then_the_same_line_sees_the_new_environment(env, shell):
+    # `cudaenv shell 12.4 && echo $CUDA_HOME`: the function runs the hook itself
+    glue = "; and " if shell == "fish" else " && "
+    init = f'"{EXE}" init - fish | source' if shell == "fish" else f'eval "$("{EXE}" init - {shell})"'
+    out = sh(shell, f'{init}; cudaenv shell tf-2.16{glue}echo "H=$CUDA_HOME"', env, cwd=env.tmp)
+    assert f"H={env.root / 'versions' / TF216}" in out.stdout.splitlines(), out
+
+
+def test_zsh_cd_and_command_on_one_line_see_the_projects_environment(env):
+    # zsh runs the hook on every directory change (chpwd), not only at the prompt
+    out = sh("zsh", f'eval "$("{EXE}" init - zsh)"; cd {env.proj} && echo "H=$CUDA_HOME"', env, cwd=env.tmp)
+    assert f"H={env.root / 'versions' / TF213}" in out.stdout.splitlines(), out
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_hook_says_a_broken_pin_once_per_directory(env, shell, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / ".cuda-version").write_text("12.9\n")
+    other = tmp_path / "bad2"
+    other.mkdir()
+    (other / ".cuda-version").write_text("10.2\n")
+    script = (f'eval "$("{EXE}" init - {shell})"; cd {bad}; _cudaenv_hook; _cudaenv_hook; _cudaenv_hook; '
+              f'cd {other}; _cudaenv_hook; _cudaenv_hook; cd {env.proj}; _cudaenv_hook; echo "H=$CUDA_HOME"')
+    out = sh(shell, script, env, cwd=env.tmp)
+    assert out.stderr.count("version '12.9' is not installed") == 1, out
+    assert out.stderr.count("version '10.2' is not installed") == 1, out
+    assert "help: cudaenv install 12.9" in out.stderr
+    assert f"H={env.root / 'versions' / TF213}" in out.stdout  # and a good pin still applies
+
+
 def test_hook_in_an_interactive_bash_through_a_terminal(env):
     """PROMPT_COMMAND runs the hook by itself at each prompt, in a real interactive bash."""
     pid, fd = pty.fork()

@@ -78,8 +78,8 @@ int run_global(const GlobalCli& o, Context& ctx) {
     }
     // The machine's choice is not this directory's: a project here that cannot use it keeps
     // its own pin (or should get one). Said after the switch, never instead of it.
-    if (auto conflict =
-            activate::project_framework_conflict(**cat, root, *version, o.spec, ctx.cwd, ctx.env)) {
+    if (auto conflict = activate::project_framework_conflict(
+            **cat, root, *version, std::nullopt, ctx.cwd, ctx.env)) {
         out->warnings.push_back(conflict->message + "; this project needs its own pin: cudaenv use "
                                                     "SPEC here");
     }

@@ -67,7 +67,8 @@ void setup_shell(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->footer("Needs shell integration (cudaenv init): the shell function sets CUDAENV_VERSION.\n"
                 "Examples:\n  cudaenv shell 12.4\n  cudaenv shell --unset\n");
     add_shell_options(*sub, *o);
-    sub->callback([&ctx] {
+    sub->callback([o, &ctx] { // `o` owns what the options write into
+        (void)o;
         ctx.exit_code = report_error(
             ctx,
             Error(ErrorCode::usage,

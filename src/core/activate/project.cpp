@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 std::optional<Error> project_framework_conflict(const manifest::Catalog& catalog,
                                                 const store::Root& root,
                                                 const std::string& version,
-                                                const std::string& spec,
+                                                const std::optional<std::string>& spec,
                                                 const fs::path& cwd,
                                                 const std::map<std::string, std::string>& env) {
     auto pin = framework_pin(catalog, spec, cwd, env);

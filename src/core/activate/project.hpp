@@ -17,14 +17,15 @@
 
 namespace cudaenv::activate {
 
-/// The project's framework (the SPEC itself when it names one, else the project's files or the
-/// active Python environment) must be able to use installed `version`: the error (incompatible,
-/// exit 8) naming the framework and where it was found when it cannot; none when it can, when no
-/// framework is pinned, or when the version's record cannot say.
+/// The project's framework (the SPEC itself when one is given and names one, else the project's
+/// files or the active Python environment) must be able to use installed `version`: the error
+/// (incompatible, exit 8) naming the framework and where it was found when it cannot; none when
+/// it can, when no framework is pinned, or when the version's record cannot say. `global` passes
+/// no SPEC: the question there is the project's framework, not the one the SPEC names.
 std::optional<Error> project_framework_conflict(const manifest::Catalog& catalog,
                                                 const store::Root& root,
                                                 const std::string& version,
-                                                const std::string& spec,
+                                                const std::optional<std::string>& spec,
                                                 const std::filesystem::path& cwd,
                                                 const std::map<std::string, std::string>& env);
 
