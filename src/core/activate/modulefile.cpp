@@ -9,9 +9,14 @@ namespace cudaenv::activate {
 
 namespace {
 
+/// A Lua string literal: quotes, backslashes and line breaks escaped (a raw newline ends it).
 std::string lua_quote(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
         if (c == '"' || c == '\\') {
             out += '\\';
         }
@@ -24,6 +29,10 @@ std::string lua_quote(const std::string& s) {
 std::string tcl_quote(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
         if (c == '"' || c == '\\' || c == '$' || c == '[' || c == ']' || c == '{' || c == '}') {
             out += '\\';
         }
