@@ -277,6 +277,14 @@ def test_driver_missing_uvm_node(m):
     assert "modprobe nvidia-uvm" in p["fix"]
 
 
+def test_driver_mismatch_and_a_missing_node_are_both_reported(m):
+    m.gpu_conf(driver="550.90.07")
+    m.remove("/dev/nvidia-uvm")
+    p = expect(probe(m, "driver"), "fail", "mismatch", "/dev/nvidia-uvm")
+    assert [("mismatch" in f["finding"], "reboot" in f["fix"]) for f in p["findings"]][0] == (True, True)
+    assert "modprobe nvidia-uvm" in p["findings"][1]["fix"]
+
+
 def test_driver_older_than_the_gpu_does_not_see_it(m):
     m.pci_gpu(address="0000:ca:00.0", device="0x2330")
     p = expect(probe(m, "driver"), "fail", "sees 1 of the 2 NVIDIA GPUs")
@@ -770,7 +778,10 @@ def test_environment_stubs_on_library_path_fail(m):
 def test_environment_cuda_home_and_nvcc_elsewhere(m):
     other = _other_toolkit(m)
     p = expect(probe(m, "environment", env={"CUDA_HOME": other, "PATH": f"{other}/bin:/usr/bin"}), "warn",
-               "CUDA_HOME=/usr/local/cuda-11.8 disagrees", "+1 more", "the nvcc on PATH is /usr/local/cuda-11.8/bin/nvcc")
+               "CUDA_HOME=/usr/local/cuda-11.8 disagrees", "the nvcc on PATH is /usr/local/cuda-11.8/bin/nvcc")
+    # two problems, two fixes: each its own
+    assert len(p["findings"]) == 2 and "export CUDA_HOME=" in p["findings"][0]["fix"]
+    assert "cudaenv init" in p["findings"][1]["fix"]
 
 
 def test_environment_visible_devices_hide_every_gpu(m):

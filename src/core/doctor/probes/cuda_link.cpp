@@ -18,6 +18,8 @@ std::string installed_hint(Host& h) {
                          : "cudaenv global " + names.back();
 }
 
+Finding link_finding(Host& h, const activate::LinkState& state, std::vector<std::string> details);
+
 } // namespace
 
 Finding cuda_link(Host& h) {
@@ -32,33 +34,50 @@ Finding cuda_link(Host& h) {
         return warn(journal.error().message,
                     journal.error().hints.empty() ? std::string() : journal.error().hints[0]);
     }
+    // every problem is reported: the journal's and the link's are different things to fix
+    std::vector<Issue> issues;
     if (journal->pending) {
-        return warn("an interrupted `cudaenv global " + *journal->pending +
-                        "`: the link, ld.so.conf.d and the loader cache may disagree",
-                    "cudaenv global " + *journal->pending + " (finishes it), or cudaenv rollback");
+        issues.push_back(
+            {Status::warn,
+             "an interrupted `cudaenv global " + *journal->pending +
+                 "`: the link, ld.so.conf.d and the loader cache may disagree",
+             "cudaenv global " + *journal->pending + " (finishes it), or cudaenv rollback"});
     }
     std::optional<std::string> global = journal->global;
     // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
     if (global) {
         std::string want = h.machine_path(h.config().link_root().versions() / *global);
         std::string conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
+        details.push_back("journal: " + h.config().link_root().state_file().string());
         if (state.kind != Kind::ours || state.target != want) {
-            return warn("cudaenv's journal says the global version is " + *global +
-                            ", but /usr/local/cuda is " + state.describe() +
-                            ": something changed it behind cudaenv's back",
-                        "cudaenv global " + *global +
-                            " --force (back to the journal), or "
-                            "cudaenv global <the version you want>",
-                        {"journal: " + h.config().link_root().state_file().string()});
+            issues.push_back({Status::warn,
+                              "cudaenv's journal says the global version is " + *global +
+                                  ", but /usr/local/cuda is " + state.describe() +
+                                  ": something changed it behind cudaenv's back",
+                              "cudaenv global " + *global +
+                                  " --force (back to the journal), or "
+                                  "cudaenv global <the version you want>"});
         }
         if (!h.exists(conf)) {
-            return warn("the global version is " + *global + " but " + conf +
-                            " is missing: the loader does not look in /usr/local/cuda/lib64",
-                        "cudaenv global " + *global +
-                            " --force (writes it again and runs "
-                            "ldconfig)");
+            issues.push_back(
+                {Status::warn,
+                 "the global version is " + *global + " but " + conf +
+                     " is missing: the loader does not look in /usr/local/cuda/lib64",
+                 "cudaenv global " + *global + " --force (writes it again and runs ldconfig)"});
         }
     }
+    auto link = link_finding(h, state, details);
+    if (link.status == Status::warn || link.status == Status::fail) {
+        issues.insert(issues.begin(), {link.status, link.summary, link.fix});
+    }
+    return verdict(std::move(issues), std::move(link));
+}
+
+namespace {
+
+/// What /usr/local/cuda itself is, judged alone.
+Finding link_finding(Host& h, const activate::LinkState& state, std::vector<std::string> details) {
+    using Kind = activate::LinkState::Kind;
     if (state.kind == Kind::absent) {
         return warn("/usr/local/cuda does not exist: build scripts and frameworks that hard-code "
                     "it find no CUDA",
@@ -113,5 +132,7 @@ Finding cuda_link(Host& h) {
         return ok(holds, details);
     }
 }
+
+} // namespace
 
 } // namespace cudaenv::doctor::checks

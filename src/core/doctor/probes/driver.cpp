@@ -181,12 +181,15 @@ Finding driver(Host& h) {
     } else if (!d.nvml_error.empty()) {
         details.push_back("NVML: " + d.nvml_error);
     }
+    // From here on every problem is reported, each with its fix (a version mismatch and missing
+    // device nodes are two things to do).
+    std::vector<Issue> issues;
     if (d.module_version && d.nvml_version && *d.module_version != *d.nvml_version) {
-        return fail("driver/library version mismatch: kernel module " + *d.module_version +
-                        ", user-space libraries " + *d.nvml_version,
-                    "reboot (or unload and reload the module: sudo rmmod nvidia_uvm nvidia_drm "
-                    "nvidia_modeset nvidia && sudo modprobe nvidia nvidia-uvm)",
-                    details);
+        issues.push_back({Status::fail,
+                          "driver/library version mismatch: kernel module " + *d.module_version +
+                              ", user-space libraries " + *d.nvml_version,
+                          "reboot (or unload and reload the module: sudo rmmod nvidia_uvm "
+                          "nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia nvidia-uvm)"});
     }
     if (!d.nvml_path.empty() && !d.nvml_ok && !d.nvml_error.empty()) {
         details.push_back("NVML could not report: " + d.nvml_error);
@@ -194,19 +197,21 @@ Finding driver(Host& h) {
     if (d.nvml_ok && d.gpus.size() < h.pci_gpus().size()) {
         if (auto old = d.version() ? too_old_for(h, *d.version()) : TooOld{}; old.need) {
             details.push_back("minimum: " + old.basis);
-            return fail("driver " + version + " sees " + std::to_string(d.gpus.size()) +
-                            " of the " + std::to_string(h.pci_gpus().size()) +
-                            " NVIDIA GPUs on the PCI bus: it is too old for " + old.what(),
-                        newer_driver_fix(*old.need),
-                        details);
+            issues.push_back({Status::fail,
+                              "driver " + version + " sees " + std::to_string(d.gpus.size()) +
+                                  " of the " + std::to_string(h.pci_gpus().size()) +
+                                  " NVIDIA GPUs on the PCI bus: it is too old for " + old.what(),
+                              newer_driver_fix(*old.need)});
+        } else {
+            issues.push_back(
+                {Status::fail,
+                 "driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
+                     std::to_string(h.pci_gpus().size()) +
+                     " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "
+                     "recognise it",
+                 "install a driver that supports this GPU (NVIDIA's driver search names the "
+                 "minimum), then reboot; `dmesg | grep -i nvrm` shows what it rejected"});
         }
-        return fail("driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
-                        std::to_string(h.pci_gpus().size()) +
-                        " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "
-                        "recognise it",
-                    "install a driver that supports this GPU (NVIDIA's driver search names the "
-                    "minimum), then reboot; `dmesg | grep -i nvrm` shows what it rejected",
-                    details);
     }
     std::vector<std::string> missing;
     if (!h.exists("/dev/nvidiactl")) {
@@ -229,14 +234,16 @@ Finding driver(Host& h) {
                           : uvm_only
                               ? "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0"
                               : "sudo nvidia-modprobe -c=0 -u (or reboot so udev creates them)";
-        return fail("driver " + version + " loaded, but device nodes are missing: " + join(missing),
-                    fix,
-                    details);
+        issues.push_back(
+            {Status::fail,
+             "driver " + version + " loaded, but device nodes are missing: " + join(missing),
+             fix});
     }
-    return ok("driver " + version + " loaded; /dev/nvidiactl, /dev/nvidia-uvm and " +
-                  std::to_string(std::max<std::size_t>(gpus, 1)) + " device node" +
-                  (gpus > 1 ? "s" : "") + " present",
-              details);
+    return verdict(std::move(issues),
+                   ok("driver " + version + " loaded; /dev/nvidiactl, /dev/nvidia-uvm and " +
+                          std::to_string(std::max<std::size_t>(gpus, 1)) + " device node" +
+                          (gpus > 1 ? "s" : "") + " present",
+                      details));
 }
 
 } // namespace cudaenv::doctor::checks

@@ -26,20 +26,15 @@ bool has_prefix_file(Host& h, const std::string& dir, std::string_view prefix) {
 Finding environment(Host& h) {
     const auto& t = h.toolkit();
     std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
-    std::vector<std::string> details, fails, warns;
-    std::string fail_fix, warn_fix;
-    auto add =
-        [](std::vector<std::string>& list, std::string& fix, std::string what, std::string how) {
-            list.push_back(std::move(what));
-            if (fix.empty()) {
-                fix = std::move(how);
-            }
-        };
+    std::vector<std::string> details;
+    std::vector<Issue> issues; // every problem, each with its own fix
+    auto add = [&](Status status, std::string what, std::string how) {
+        issues.push_back({status, std::move(what), std::move(how)});
+    };
     for (const auto& dir : h.path_list("LD_LIBRARY_PATH")) {
         std::string real = h.canonical(dir);
         if (dir.find("/stubs") != std::string::npos && has_prefix_file(h, dir, "libcuda.so")) {
-            add(fails,
-                fail_fix,
+            add(Status::fail,
                 "LD_LIBRARY_PATH includes the link-time stubs folder " + dir +
                     ": its libcuda.so shadows the driver's and every CUDA call fails",
                 "remove " + dir +
@@ -49,8 +44,7 @@ Finding environment(Host& h) {
         }
         if (!prefix.empty() && has_prefix_file(h, dir, "libcudart.so") &&
             !under_or_at(real, prefix)) {
-            add(warns,
-                warn_fix,
+            add(Status::warn,
                 "LD_LIBRARY_PATH puts " + dir + " (another CUDA) ahead of the selected " + prefix,
                 "drop it from LD_LIBRARY_PATH, or let cudaenv set it: eval \"$(cudaenv env)\" "
                 "(or the shell hook from cudaenv init)");
@@ -63,8 +57,7 @@ Finding environment(Host& h) {
         }
         details.push_back(std::string(var) + "=" + *v);
         if (h.canonical(*v) != prefix) {
-            add(warns,
-                warn_fix,
+            add(Status::warn,
                 std::string(var) + "=" + *v + " disagrees with the selected " + prefix,
                 "export " + std::string(var) + "=" + t.prefix +
                     " (or eval \"$(cudaenv env)\", which sets both)");
@@ -76,8 +69,7 @@ Finding environment(Host& h) {
         if (!under_or_at(*nvcc, shims) && !prefix.empty() &&
             !under_or_at(h.canonical(*nvcc), prefix)) {
             auto v = h.toolkit_version(nvcc->substr(0, nvcc->rfind("/bin/nvcc")));
-            add(warns,
-                warn_fix,
+            add(Status::warn,
                 "the nvcc on PATH is " + *nvcc + (v ? " (CUDA " + v->str() + ")" : "") +
                     ", not the selected toolkit's",
                 "put cudaenv's shims first: eval \"$(cudaenv init - bash)\" (or remove that "
@@ -87,32 +79,16 @@ Finding environment(Host& h) {
     if (auto v = h.env("CUDA_VISIBLE_DEVICES")) {
         details.push_back("CUDA_VISIBLE_DEVICES=" + *v);
         if (*v == "-1" || v->empty()) {
-            add(warns,
-                warn_fix,
+            add(Status::warn,
                 "CUDA_VISIBLE_DEVICES=" + (v->empty() ? std::string("\"\"") : *v) +
                     " hides every GPU: frameworks fall back to the CPU",
                 "unset CUDA_VISIBLE_DEVICES (or list the GPUs: CUDA_VISIBLE_DEVICES=0,1)");
         }
     }
-    if (!fails.empty()) {
-        for (const auto& w : warns) {
-            details.push_back("also: " + w);
-        }
-        return fail(fails.front(), fail_fix, details);
-    }
-    if (!warns.empty()) {
-        for (std::size_t i = 1; i < warns.size(); ++i) {
-            details.push_back("also: " + warns[i]);
-        }
-        return warn(warns.front() + (warns.size() > 1 ? " (+" + std::to_string(warns.size() - 1) +
-                                                            " more, see -v)"
-                                                      : ""),
-                    warn_fix,
-                    details);
-    }
-    return ok("LD_LIBRARY_PATH, CUDA_HOME, CUDA_PATH, PATH and CUDA_VISIBLE_DEVICES agree with "
-              "the selection",
-              details);
+    return verdict(std::move(issues),
+                   ok("LD_LIBRARY_PATH, CUDA_HOME, CUDA_PATH, PATH and CUDA_VISIBLE_DEVICES agree "
+                      "with the selection",
+                      details));
 }
 
 } // namespace cudaenv::doctor::checks
