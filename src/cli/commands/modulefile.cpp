@@ -40,14 +40,14 @@ int run_modulefile(const ModulefileCli& o, Context& ctx) {
     if (!text) {
         return report_error(ctx, text.error(), "modulefile");
     }
-    if (o.to.empty()) {
-        if (ctx.json) {
-            emit_json(ctx,
-                      {{"command", "modulefile"},
+    nlohmann::json doc{{"command", "modulefile"},
                        {"ok", true},
                        {"version", prefix->filename().string()},
-                       {"format", o.tcl ? "tcl" : "lua"},
-                       {"text", *text}});
+                       {"format", o.tcl ? "tcl" : "lua"}};
+    if (o.to.empty()) {
+        if (ctx.json) {
+            doc["text"] = *text;
+            emit_json(ctx, doc);
         } else {
             *ctx.out << *text;
         }
@@ -64,12 +64,8 @@ int run_modulefile(const ModulefileCli& o, Context& ctx) {
         return report_error(ctx, st.error(), "modulefile");
     }
     if (ctx.json) {
-        emit_json(ctx,
-                  {{"command", "modulefile"},
-                   {"ok", true},
-                   {"version", prefix->filename().string()},
-                   {"format", o.tcl ? "tcl" : "lua"},
-                   {"file", file.string()}});
+        doc["file"] = file.string();
+        emit_json(ctx, doc);
     } else {
         *ctx.out << "wrote " << file.string() << " (module load cuda/"
                  << prefix->filename().string() << " after module use " << o.to << ")\n";

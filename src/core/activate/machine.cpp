@@ -394,6 +394,22 @@ Status restore(const Machine& m, const store::Snapshot& prev) {
     return first;
 }
 
+/// A switch (or unset) failed after the journal recorded it: puts link and conf back as the
+/// journal's `previous` says, clears `pending`, and returns `e` with what else went wrong.
+Error undo_switch(const store::Root& root, const Machine& m, store::State& state, Error e) {
+    if (state.previous) {
+        if (auto st = restore(m, *state.previous); !st) {
+            return std::move(e).with_hint("putting the machine back failed too: " +
+                                          st.error().message + "; cudaenv rollback tries again");
+        }
+    }
+    state.pending.reset();
+    if (auto st = store::save_state(root, state); !st) {
+        return std::move(e).with_hint("the journal could not be updated: " + st.error().message);
+    }
+    return e;
+}
+
 } // namespace
 
 Result<SwitchOutcome> switch_global(const store::Root& root,
@@ -489,21 +505,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     }
     state.pending = version;
     CUDAENV_TRY(store::save_state(root, state));
-    auto undo = [&](Error e) -> Error {
-        if (state.previous) {
-            if (auto st = restore(m, *state.previous); !st) {
-                return std::move(e).with_hint(
-                    "putting the machine back failed too: " + st.error().message +
-                    "; cudaenv rollback tries again");
-            }
-        }
-        state.pending.reset();
-        if (auto st = store::save_state(root, state); !st) {
-            return std::move(e).with_hint("the journal could not be updated: " +
-                                          st.error().message);
-        }
-        return e;
-    };
+    auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
     if (auto st = set_link(m, target); !st) {
         return undo(std::move(st).error());
     }
@@ -552,18 +554,7 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     }
     state.pending = "system";
     CUDAENV_TRY(store::save_state(root, state));
-    auto undo = [&](Error e) -> Error {
-        if (state.previous) {
-            if (auto st = restore(m, *state.previous); !st) {
-                return std::move(e).with_hint(
-                    "putting the machine back failed too: " + st.error().message +
-                    "; cudaenv rollback tries again");
-            }
-        }
-        state.pending.reset();
-        (void)store::save_state(root, state);
-        return e;
-    };
+    auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
     // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice).
     if (cur.kind == LinkState::Kind::ours) {
         if (auto st = set_link(m, ""); !st) {
