@@ -277,6 +277,9 @@ def test_gc_keeps_pinned_global_and_rollback_targets_and_frees_the_rest(machine,
     doc = machine("gc", "--json", cwd=machine.tmp).json()
     assert TF216 in doc["kept"]  # rollback's target now
     assert all("pinned by" not in why for why in doc["kept"].values())
+    assert len(list((machine.root / "pins").iterdir())) == 1
+    assert machine("gc", "--apply", cwd=machine.tmp).rc == 0
+    assert list((machine.root / "pins").iterdir()) == []  # the stale record went with it
 
 
 # -- 8. which knows libraries ----------------------------------------------------------------------------

@@ -51,6 +51,15 @@ int run_gc(bool apply, Context& ctx) {
     if (apply && removed_version) {
         rehash_after_change(ctx);
     }
+    if (apply) {
+        // records of pins whose project or .cuda-version is gone keep nothing: they go too
+        std::vector<std::filesystem::path> stale;
+        activate::recorded_pins(root, &stale);
+        for (const auto& f : stale) {
+            std::error_code ec;
+            std::filesystem::remove(f, ec);
+        }
+    }
     if (ctx.json) {
         nlohmann::json items = nlohmann::json::array();
         for (const auto& i : plan->items) {
