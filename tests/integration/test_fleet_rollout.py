@@ -51,6 +51,9 @@ for d in usr etc var; do
 done
 mount -t tmpfs -o mode=0755 fleet-run /run
 mkdir -p /run/sshd
+# a fleet host's own root home: not this machine's ~/.bashrc (which here runs pyenv's init at
+# every ssh command Ansible sends)
+mount -t tmpfs -o mode=0700 fleet-root /root
 exec "$@"
 """
 
