@@ -112,7 +112,7 @@ Result<doctor::HostConfig> host_config(Context& ctx) {
     return hc;
 }
 
-Result<bool> confirm(Context& ctx, const std::string& question, bool assume_yes) {
+bool confirm(Context& ctx, const std::string& question, bool assume_yes) {
     if (assume_yes) {
         return true;
     }

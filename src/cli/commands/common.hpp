@@ -47,6 +47,6 @@ Result<doctor::HostConfig> host_config(Context& ctx);
 
 /// Asks "QUESTION [y/N]" on the terminal (stdin and stderr both one); true for yes. `assume_yes`
 /// (-y), --json and no terminal (a script, a playbook) answer yes without asking.
-Result<bool> confirm(Context& ctx, const std::string& question, bool assume_yes);
+bool confirm(Context& ctx, const std::string& question, bool assume_yes);
 
 } // namespace cudaenv::cli

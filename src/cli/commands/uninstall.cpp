@@ -53,11 +53,7 @@ int run_uninstall(const UninstallCli& o, Context& ctx) {
         auto rec = store::read_version_record(root.version_dir(v));
         what += (what.empty() ? "" : ", ") + v + (rec ? " (" + human_size(rec->bytes) + ")" : "");
     }
-    auto yes = confirm(ctx, "remove " + what + "?", o.yes);
-    if (!yes) {
-        return report_error(ctx, yes.error(), "uninstall");
-    }
-    if (!*yes) {
+    if (!confirm(ctx, "remove " + what + "?", o.yes)) {
         *ctx.err << "cudaenv: nothing removed\n";
         return 1;
     }
