@@ -56,6 +56,86 @@ struct ReadArchive {
     ~ReadArchive() { sys::archive().read_free(a); }
 };
 
+/// The bytes of a file that hold an archive: all of it, or a runfile's payload.
+struct FileRange {
+    int fd = -1;
+    std::uint64_t pos = 0;
+    std::uint64_t end = 0;
+
+    FileRange() = default;
+    FileRange(const FileRange&) = delete;
+    FileRange& operator=(const FileRange&) = delete;
+
+    ~FileRange() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+
+    /// Opens `path`; an empty slice means the whole file. A slice past the end is an error.
+    std::optional<std::string> open(const fs::path& path, Slice slice) {
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return "cannot open: " + errno_text(errno);
+        }
+
+        struct stat st {};
+
+        if (::fstat(fd, &st) != 0) {
+            return "cannot stat: " + errno_text(errno);
+        }
+        auto size = static_cast<std::uint64_t>(st.st_size);
+        if (slice.length == 0 && slice.offset == 0) {
+            slice.length = size;
+        }
+        if (slice.offset > size || slice.length > size - slice.offset) {
+            return "the payload runs past the end of the file";
+        }
+        pos = slice.offset;
+        end = slice.offset + slice.length;
+        return std::nullopt;
+    }
+
+    /// Up to `n` bytes of the range: > 0, 0 at its end, -1 with errno set.
+    ssize_t read(void* buf, std::size_t n) {
+        std::uint64_t left = end - pos;
+        if (left == 0) {
+            return 0;
+        }
+        if (n > left) {
+            n = static_cast<std::size_t>(left);
+        }
+        while (true) {
+            ssize_t got = ::pread(fd, buf, n, static_cast<off_t>(pos));
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got > 0) {
+                pos += static_cast<std::uint64_t>(got);
+            }
+            return got;
+        }
+    }
+};
+
+/// gzip and plain tar: libarchive reads the range (and decodes gzip itself).
+struct PlainSource {
+    FileRange* file = nullptr;
+    std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1 << 16);
+    std::string error;
+
+    static la_ssize_t read_cb(struct archive*, void* self, const void** block) {
+        auto* s = static_cast<PlainSource*>(self);
+        ssize_t n = s->file->read(s->buf.data(), s->buf.size());
+        if (n < 0) {
+            s->error = "cannot read: " + errno_text(errno);
+            return -1;
+        }
+        *block = s->buf.data();
+        return static_cast<la_ssize_t>(n);
+    }
+};
+
 /// xz is decoded here, not by libarchive: libarchive's decoder accepts any dictionary up to its
 /// fixed 1 GiB memory limit, so an archive could make each extraction (one per core) allocate up
 /// to that much. Ours stops a stream that needs more than k_xz_memlimit (xz -9's 64 MiB
@@ -63,7 +143,7 @@ struct ReadArchive {
 constexpr std::uint64_t k_xz_memlimit = 72u << 20;
 
 struct XzSource {
-    int fd = -1;
+    FileRange* file = nullptr;
     lzma_stream strm = LZMA_STREAM_INIT;
     std::vector<std::uint8_t> in = std::vector<std::uint8_t>(1 << 16);
     std::vector<std::uint8_t> out = std::vector<std::uint8_t>(1 << 16);
@@ -75,19 +155,10 @@ struct XzSource {
     XzSource(const XzSource&) = delete;
     XzSource& operator=(const XzSource&) = delete;
 
-    ~XzSource() {
-        sys::lzma().end(&strm);
-        if (fd >= 0) {
-            ::close(fd);
-        }
-    }
+    ~XzSource() { sys::lzma().end(&strm); }
 
-    bool start(const fs::path& path) {
-        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            error = "cannot open: " + errno_text(errno);
-            return false;
-        }
+    bool start(FileRange* f) {
+        file = f;
         if (sys::lzma().stream_decoder(&strm, k_xz_memlimit, LZMA_CONCATENATED) != LZMA_OK) {
             error = "cannot start the xz decoder";
             return false;
@@ -101,10 +172,7 @@ struct XzSource {
         strm.avail_out = out.size();
         while (!stream_done && strm.avail_out == out.size()) {
             if (strm.avail_in == 0 && !input_done) {
-                ssize_t n = ::read(fd, in.data(), in.size());
-                if (n < 0 && errno == EINTR) {
-                    continue;
-                }
+                ssize_t n = file->read(in.data(), in.size());
                 if (n < 0) {
                     error = "cannot read: " + errno_text(errno);
                     return -1;
@@ -289,7 +357,8 @@ struct Extractor {
     std::string expected_top;
     int root_fd = -1;
     const Limits& limits;
-    const XzSource* xz = nullptr; ///< when cudaenv decodes the xz stream
+    const std::string* source_error = nullptr; ///< our reader's reason for stopping, if any
+    const MemberMap* map = nullptr;            ///< selected extraction: which members, where
     std::map<std::string, Entry::Type> seen;
     std::map<std::string, bool> exec;          ///< regular files: executable?
     std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
@@ -297,8 +366,8 @@ struct Extractor {
 
     /// Why libarchive stopped: the xz decoder's reason when it was ours.
     std::string reason(struct archive* a) const {
-        if (xz && !xz->error.empty()) {
-            return xz->error;
+        if (source_error && !source_error->empty()) {
+            return *source_error;
         }
         const char* why = sys::archive().error_string(a);
         return why ? why : "unreadable";
@@ -344,11 +413,40 @@ struct Extractor {
         return Ok{};
     }
 
+    /// Selected extraction: the raw name is judged as it is, then mapped. Gives the path to
+    /// write under the synthetic top (`segs`), or an empty string to skip the member.
+    Result<std::string> select(const std::string& rawname) const {
+        std::string_view n = rawname;
+        while (n.size() >= 2 && n.substr(0, 2) == "./") {
+            n.remove_prefix(2);
+        }
+        if (n.empty() || n == "." || n == "./") {
+            return std::string(); // the payload's own top folder
+        }
+        std::vector<std::string> raw_segs;
+        if (auto why = split_name(n, raw_segs)) {
+            return unsafe(name, rawname, *why);
+        }
+        auto mapped = (*map)(n);
+        if (!mapped || mapped->empty()) {
+            return std::string();
+        }
+        return expected_top + "/" + *mapped;
+    }
+
     Status add(struct archive* a, struct archive_entry* e) {
         const char* raw = sys::archive().entry_pathname(e);
         std::string rawname = raw ? raw : "";
         std::vector<std::string> segs;
-        if (auto why = split_name(rawname, segs)) {
+        if (map) {
+            std::string mapped = CUDAENV_TRY(select(rawname));
+            if (mapped.empty()) {
+                return Ok{}; // not taken: libarchive reads past its data
+            }
+            if (auto why = split_name(mapped, segs)) {
+                return unsafe(name, rawname, "maps to a bad path: " + *why);
+            }
+        } else if (auto why = split_name(rawname, segs)) {
             return unsafe(name, rawname, *why);
         }
         if (rawname.size() > limits.max_path) {
@@ -391,8 +489,15 @@ struct Extractor {
         bool x = (sys::archive().entry_perm(e) & 0111) != 0;
 
         if (hardlink) {
+            std::string link_name = hardlink;
+            if (map) {
+                link_name = CUDAENV_TRY(select(link_name));
+                if (link_name.empty()) {
+                    return Ok{}; // a link to a member not taken is not taken either
+                }
+            }
             std::vector<std::string> tsegs;
-            if (auto why = split_name(hardlink, tsegs)) {
+            if (auto why = split_name(link_name, tsegs)) {
                 return unsafe(name, rawname, "hard link target: " + *why);
             }
             std::string trel = tsegs[0] == result.top ? join(tsegs, 1, tsegs.size()) : "";
@@ -539,27 +644,37 @@ struct Extractor {
 
 } // namespace
 
-Result<Extracted> extract(const fs::path& path,
-                          const fs::path& dest,
-                          Compression compression,
-                          const std::string& expected_top,
-                          const Limits& limits) {
+namespace {
+
+Result<Extracted> run(const fs::path& path,
+                      Slice slice,
+                      const fs::path& dest,
+                      Compression compression,
+                      const std::string& expected_top,
+                      const MemberMap* map,
+                      const Limits& limits) {
     CUDAENV_TRY(sys::load(sys::k_archive));
-    XzSource xz; // outlives the archive that reads from it
+    std::string name = path.filename().string();
+    FileRange file;
+    if (auto why = file.open(path, slice)) {
+        return broken(name, *why);
+    }
+    // the sources outlive the archive that reads from them
+    XzSource xz;
+    PlainSource plain{&file, std::vector<std::uint8_t>(1 << 16), {}};
     ReadArchive ra;
     sys::archive().read_support_format_tar(ra.a);
     if (compression == Compression::gzip) {
         sys::archive().read_support_filter_gzip(ra.a);
     }
-    std::string name = path.filename().string();
     int opened = ARCHIVE_FATAL;
     if (compression == Compression::xz) {
-        if (!xz.start(path)) {
+        if (!xz.start(&file)) {
             return broken(name, xz.error);
         }
         opened = sys::archive().read_open(ra.a, &xz, nullptr, &XzSource::read_cb, nullptr);
     } else {
-        opened = sys::archive().read_open_filename(ra.a, path.c_str(), 1 << 16);
+        opened = sys::archive().read_open(ra.a, &plain, nullptr, &PlainSource::read_cb, nullptr);
     }
     FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     if (root.fd < 0) {
@@ -569,7 +684,8 @@ Result<Extracted> extract(const fs::path& path,
                 expected_top,
                 root.fd,
                 limits,
-                compression == Compression::xz ? &xz : nullptr,
+                compression == Compression::xz ? &xz.error : &plain.error,
+                map,
                 {},
                 {},
                 {},
@@ -609,6 +725,30 @@ Result<Extracted> extract(const fs::path& path,
         return unsafe(name, x.result.top + "/" + bad->path, bad->reason());
     }
     return std::move(x.result);
+}
+
+} // namespace
+
+Result<Extracted> extract(const fs::path& path,
+                          const fs::path& dest,
+                          Compression compression,
+                          const std::string& expected_top,
+                          const Limits& limits) {
+    return run(path, Slice{}, dest, compression, expected_top, nullptr, limits);
+}
+
+Result<Extracted> extract_selected(const fs::path& file,
+                                   Slice slice,
+                                   const fs::path& dest,
+                                   Compression compression,
+                                   const MemberMap& map,
+                                   const Limits& limits) {
+    if (slice.length == 0) {
+        return broken(file.filename().string(), "empty payload");
+    }
+    auto x = CUDAENV_TRY(run(file, slice, dest, compression, "payload", &map, limits));
+    x.top.clear();
+    return x;
 }
 
 } // namespace cudaenv::archive

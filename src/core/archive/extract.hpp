@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,30 @@ Result<Extracted> extract(const std::filesystem::path& archive,
                           Compression compression,
                           const std::string& expected_top,
                           const Limits& limits = {});
+
+/// Which members of a payload to take and where each goes: a member's name (any leading "./"
+/// removed) in; its path below the destination out, or nothing to skip it (its data is read past,
+/// never written). The raw name is judged by the filter first, so a traversal is refused even in
+/// a member that would be skipped.
+using MemberMap = std::function<std::optional<std::string>(std::string_view name)>;
+
+/// A byte range of a file: a runfile's payload.
+struct Slice {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+/// Extracts the members `map` selects from the tar stored in `slice` of `file` into `dest`,
+/// through the same filter as extract(): the raw name, then the mapped path (which must itself be
+/// a plain relative path), with every cap, twin, link and type rule. A hard link to a member not
+/// taken is not taken either. Bytes outside the slice are never read. `Extracted::top` is empty;
+/// entry paths are the mapped ones.
+Result<Extracted> extract_selected(const std::filesystem::path& file,
+                                   Slice slice,
+                                   const std::filesystem::path& dest,
+                                   Compression compression,
+                                   const MemberMap& map,
+                                   const Limits& limits = {});
 
 /// The compression an artifact path implies, if it is one we accept.
 std::optional<Compression> compression_for(const std::string& path);

@@ -172,7 +172,8 @@ Result<RunfileHeader> parse_runfile_header(std::string_view head,
 }
 
 Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
-                                          const RunfileLimits& limits) {
+                                          const RunfileLimits& limits,
+                                          const std::string& where) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         return Error(ErrorCode::filesystem,
@@ -202,8 +203,10 @@ Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
     }
     ::close(fd);
     head.resize(got);
-    return parse_runfile_header(
-        head, static_cast<std::uint64_t>(st.st_size), path.string(), limits);
+    return parse_runfile_header(head,
+                                static_cast<std::uint64_t>(st.st_size),
+                                where.empty() ? path.string() : where,
+                                limits);
 }
 
 } // namespace cudaenv::archive

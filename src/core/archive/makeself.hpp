@@ -45,8 +45,10 @@ struct RunfileLimits {
 /// 5); a header whose numbers disagree with the file -- more header lines than it has, filesizes
 /// that add up to more or less than what follows the header, a size over the limit (exit 5);
 /// a payload that is neither gzip, xz nor a plain tar (exit 5); unreadable (filesystem, exit 6).
+/// `where` names the file in errors (its path when empty: a download's is only its hash).
 Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
-                                          const RunfileLimits& limits = {});
+                                          const RunfileLimits& limits = {},
+                                          const std::string& where = {});
 
 /// The same checks on a header's bytes (the file's first bytes, `file_size` in all): the part
 /// fuzzed and unit-tested. `where` names the file in errors.

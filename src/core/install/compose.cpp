@@ -163,10 +163,44 @@ Result<store::StoreRecord> record_of(const StoreEntry& e) {
     return rec;
 }
 
-Status add_cuda_component(Composer& c, const StoreEntry& e, const store::StoreRecord& rec) {
+/// A runfile component's path, laid out like a redistrib archive's: `targets/<triple>/lib` and
+/// `targets/<triple>/include` become `lib64` and `include` (the links the runfile put there are
+/// dropped), so a version is the same shape whichever way it came. Empty: not taken.
+std::string runfile_path(const std::string& path, bool is_symlink, const std::string& triple) {
+    auto slash = path.find('/');
+    if (slash == std::string::npos) {
+        return {}; // the component's own folder
+    }
+    std::string rest = path.substr(slash + 1);
+    std::string target = "targets/" + triple;
+    if (rest == "targets" || rest == target) {
+        return {};
+    }
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{target + "/lib", "lib64"},
+                                   {target + "/include", "include"}}) {
+        if (rest == from || rest.rfind(from + "/", 0) == 0) {
+            return to + rest.substr(from.size());
+        }
+    }
+    if (is_symlink && (rest == "lib64" || rest == "include" || rest == "lib")) {
+        return {}; // the runfile's link into targets/<triple>
+    }
+    return rest;
+}
+
+Status add_cuda_component(Composer& c,
+                          const StoreEntry& e,
+                          const store::StoreRecord& rec,
+                          const std::string& triple) {
     using Type = store::FileRecord::Type;
     for (const auto& f : rec.files) {
-        const std::string& path = f.path;
+        std::string path = f.path;
+        if (e.runfile) {
+            path = runfile_path(path, f.type == Type::symlink, triple);
+            if (path.empty()) {
+                continue;
+            }
+        }
         auto slash = path.find('/');
         if (slash == std::string::npos && f.type != Type::dir) {
             continue; // LICENSE, README at the archive's top stay in the store
@@ -180,7 +214,7 @@ Status add_cuda_component(Composer& c, const StoreEntry& e, const store::StoreRe
             CUDAENV_TRY(c.mkdirs(mapped));
             break;
         case Type::file:
-            CUDAENV_TRY(c.link_file(e.dir / path, mapped, f.size, e.name));
+            CUDAENV_TRY(c.link_file(e.dir / f.path, mapped, f.size, e.name));
             break;
         case Type::symlink:
             CUDAENV_TRY(c.link_symlink(f.target, mapped, e.name));
@@ -232,9 +266,8 @@ Status add_cudnn(Composer& c, const StoreEntry& e, const store::StoreRecord& rec
 Status add_target_dir(const fs::path& stage, const std::string& platform) {
     std::string triple = target_triple(platform);
     std::error_code ec;
-    if (triple.empty() || !fs::is_directory(stage / "include", ec) ||
-        fs::exists(fs::symlink_status(stage / "targets" / triple, ec))) {
-        return Ok{}; // an archive brought its own targets/ tree: keep it as it is
+    if (triple.empty() || !fs::is_directory(stage / "include", ec)) {
+        return Ok{};
     }
     auto dir = stage / "targets" / triple;
     fs::create_directories(dir, ec);
@@ -242,8 +275,12 @@ Status add_target_dir(const fs::path& stage, const std::string& platform) {
         return Error(ErrorCode::filesystem,
                      "cannot create '" + dir.string() + "': " + ec.message());
     }
-    fs::create_symlink("../../include", dir / "include", ec);
-    if (!ec && fs::is_directory(stage / "lib64")) {
+    // what an archive brought there itself is kept as it is
+    auto absent = [&](const fs::path& p) { return !fs::exists(fs::symlink_status(p, ec)); };
+    if (absent(dir / "include")) {
+        fs::create_symlink("../../include", dir / "include", ec);
+    }
+    if (!ec && fs::is_directory(stage / "lib64") && absent(dir / "lib")) {
         fs::create_symlink("../../lib64", dir / "lib", ec);
     }
     if (ec) {
@@ -325,10 +362,20 @@ Status compose_version(const fs::path& stage,
         if (e.cudnn) {
             CUDAENV_TRY(add_cudnn(c, e, rec));
         } else {
-            CUDAENV_TRY(add_cuda_component(c, e, rec));
-            const auto* comp = res.cuda->component(e.component);
-            version_json[e.component] = {{"name", comp ? comp->description : e.component},
-                                         {"version", e.version}};
+            CUDAENV_TRY(add_cuda_component(c, e, rec, target_triple(res.platform)));
+            if (e.runfile) {
+                for (const auto& f : rec.files) {
+                    if (f.type == store::FileRecord::Type::dir &&
+                        f.path.find('/') == std::string::npos) {
+                        version_json[f.path] = {{"name", f.path + " (from the runfile)"},
+                                                {"version", e.version}};
+                    }
+                }
+            } else {
+                const auto* comp = res.cuda->component(e.component);
+                version_json[e.component] = {{"name", comp ? comp->description : e.component},
+                                             {"version", e.version}};
+            }
         }
         components.push_back({e.component, e.version, e.sha256, e.name});
     }
@@ -356,6 +403,18 @@ Status compose_version(const fs::path& stage,
         if (!fs::exists(full, ec)) {
             return layout_error("cuda_cudart " + cudart->version.str() + " has no " +
                                 full.filename().string() + " (the full-version runtime library)");
+        }
+    }
+    // A runfile's release names no cudart version: its soname is the check (libcudart.so.10.1
+    // before CUDA 11, libcudart.so.11.0 after).
+    if (std::any_of(
+            entries.begin(), entries.end(), [](const StoreEntry& e) { return e.runfile; }) &&
+        version_json.contains("cuda_cudart")) {
+        const Version& v = res.cuda->version;
+        std::string soname = "libcudart.so." + std::to_string(v.major()) + "." +
+                             std::to_string(v.major() < 11 ? v.minor() : 0);
+        if (!fs::exists(stage / "lib64" / soname, ec)) {
+            return layout_error("the CUDA " + v.str() + " runfile's cuda_cudart has no " + soname);
         }
     }
     if (res.cudnn) {

@@ -24,6 +24,7 @@ struct StoreEntry {
     std::string version;
     std::string sha256;
     bool cudnn = false;
+    bool runfile = false; ///< a runfile's selection: one folder per component
 };
 
 /// Builds the version in `stage` (an empty private directory), verifies it and writes its

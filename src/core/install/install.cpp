@@ -8,6 +8,7 @@
 #include "../store/records.hpp"
 #include "../sys/dynlib.hpp"
 #include "compose.hpp"
+#include "runfile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -48,16 +49,18 @@ std::string basename_of(const std::string& path) {
 /// mirror or manifest.
 Status refuse_changed_hash(const store::Root& root, const Job& j) {
     std::string prefix = j.archive.component + "-" + j.archive.version.str() + "-";
+    std::string same = prefix + j.archive.artifact.sha256.substr(0, 12); // other profiles' too
     std::error_code ec;
     for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {
         std::string name = it->path().filename().string();
-        if (name.rfind(prefix, 0) != 0 || name == j.entry ||
+        if (name.rfind(prefix, 0) != 0 || name.rfind(same, 0) == 0 ||
             !fs::exists(it->path() / store::k_complete_record, ec)) {
             continue;
         }
         return Error(ErrorCode::integrity,
                      j.archive.component + " " + j.archive.version.str() +
-                         " is installed from an archive with sha256 " + name.substr(prefix.size()) +
+                         " is installed from an archive with sha256 " +
+                         name.substr(prefix.size(), 12) +
                          "..., but the manifest now "
                          "says " +
                          j.archive.artifact.sha256)
@@ -79,7 +82,12 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
         j.url = a.artifact.path.empty()
                     ? a.artifact.url
                     : CUDAENV_TRY(manifest::join_url(o.base_url, a.artifact.path, a.component));
-        auto comp = archive::compression_for(loc);
+        // a runfile gives one entry per profile: what a runtime install took is not a devel one
+        auto comp =
+            a.runfile ? std::optional(archive::Compression::none) : archive::compression_for(loc);
+        if (a.runfile) {
+            j.entry += "-" + a.runfile->profile;
+        }
         if (!comp) {
             return Error(ErrorCode::integrity, "'" + loc + "' is not a .tar.xz or .tgz archive");
         }
@@ -218,7 +226,14 @@ Status run_job(const store::Root& root,
     } release{extract_slots};
 
     auto stage = CUDAENV_TRY(root.make_stage(j.entry));
-    auto x = archive::extract(req.dest, stage, j.compression, j.expected_top, o.limits);
+    auto x = j.archive.runfile
+                 ? extract_runfile(req.dest,
+                                   basename_of(j.url),
+                                   stage,
+                                   j.archive.version,
+                                   *j.archive.runfile,
+                                   o.limits)
+                 : archive::extract(req.dest, stage, j.compression, j.expected_top, o.limits);
     // The slot is a core for decoding: the sync below waits on the disk, so the next archive
     // may start decoding meanwhile.
     release.now();
@@ -424,7 +439,8 @@ Result<Outcome> install(const store::Root& root,
                            j.archive.component,
                            j.archive.version.str(),
                            j.archive.artifact.sha256,
-                           j.cudnn});
+                           j.cudnn,
+                           j.archive.runfile.has_value()});
     }
     auto stage = CUDAENV_TRY(root.make_stage(out.version));
     auto composed = compose_version(stage, res, entries, o.check_libraries);

@@ -157,6 +157,13 @@ void collect(const Catalog& catalog,
 
 } // namespace
 
+std::set<std::string> Catalog::profile_wanted(const Profile& profile) const {
+    std::set<std::string> wanted;
+    std::set<std::string> seen;
+    collect(*this, profile, wanted, seen);
+    return wanted;
+}
+
 std::vector<std::string> Catalog::profile_components(const Profile& profile,
                                                      const CudaRelease& release) const {
     std::vector<std::string> names;
@@ -169,10 +176,7 @@ std::vector<std::string> Catalog::profile_components(const Profile& profile,
         }
         return names;
     }
-    std::set<std::string> wanted;
-    std::set<std::string> seen;
-    collect(*this, profile, wanted, seen);
-    for (const auto& name : wanted) {
+    for (const auto& name : profile_wanted(profile)) {
         if (release.component(name)) {
             names.push_back(name);
         }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -198,6 +199,9 @@ struct Catalog {
     const Profile* profile(std::string_view name) const;
 
     /// The component names of `profile` that `release` has, sorted.
+    /// The components a (non-`all`) profile names, its includes' too: what a runfile, which
+    /// lists no components, is asked for.
+    std::set<std::string> profile_wanted(const Profile& profile) const;
     std::vector<std::string> profile_components(const Profile& profile,
                                                 const CudaRelease& release) const;
 };

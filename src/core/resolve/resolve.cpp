@@ -145,15 +145,31 @@ void add_archives(const Catalog& c, Resolution& res) {
     const auto& cuda = *res.cuda;
     if (cuda.source == CudaSource::runfile) {
         auto it = cuda.runfiles.find(res.platform);
-        std::string where =
-            it != cuda.runfiles.end() && it->second.downloadable()
-                ? " (" + (it->second.path.empty() ? it->second.url : it->second.path) + ")"
-                : "";
-        res.not_installable.push_back(
-            "CUDA " + cuda.version.str() +
-            " predates NVIDIA's redistributable archives and is published "
-            "only as a runfile installer" +
-            where + ", which this cudaenv cannot install yet");
+        const Profile* profile = c.profile(res.profile);
+        if (it == cuda.runfiles.end()) {
+            res.not_installable.push_back("CUDA " + cuda.version.str() + " has no " + res.platform +
+                                          " runfile installer");
+        } else if (cuda.version.major() < 11) {
+            res.not_installable.push_back(
+                "the CUDA " + cuda.version.str() +
+                " runfile nests its toolkit in a second installer (run_files/cuda-linux*.run), "
+                "which this cudaenv cannot read yet; CUDA 11.0 and later install from their "
+                "runfiles");
+        } else if (!it->second.downloadable()) {
+            res.not_installable.push_back("no download URL is known for the CUDA " +
+                                          cuda.version.str() + " runfile (" + res.platform +
+                                          "); only its sha256 is");
+        } else {
+            RunfileSelection sel;
+            sel.profile = res.profile;
+            sel.all = profile->all;
+            sel.exclude = profile->exclude;
+            if (!profile->all) {
+                auto wanted = c.profile_wanted(*profile);
+                sel.components.assign(wanted.begin(), wanted.end());
+            }
+            res.archives.push_back({"cuda", cuda.version, it->second, std::move(sel)});
+        }
     } else {
         const Profile* profile = c.profile(res.profile);
         for (const auto& name : c.profile_components(*profile, cuda)) {
@@ -164,7 +180,7 @@ void add_archives(const Catalog& c, Resolution& res) {
                                     cuda.version.str() + "; skipped");
                 continue;
             }
-            res.archives.push_back({name, comp->version, it->second});
+            res.archives.push_back({name, comp->version, it->second, std::nullopt});
         }
     }
     if (res.cudnn && res.cudnn_build) {
@@ -178,7 +194,7 @@ void add_archives(const Catalog& c, Resolution& res) {
                 "no download URL is known for cuDNN " + res.cudnn->version.str() + " for CUDA " +
                 res.cudnn_build->cuda + " (" + res.platform + "); only its sha256 is");
         } else {
-            res.archives.push_back({"cudnn", res.cudnn->version, it->second});
+            res.archives.push_back({"cudnn", res.cudnn->version, it->second, std::nullopt});
         }
     }
     for (const auto& a : res.archives) {

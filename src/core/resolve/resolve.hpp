@@ -20,10 +20,20 @@ struct ResolveOptions {
     std::string platform = "linux-x86_64";
 };
 
+/// What to take from a runfile installer (it lists no components: its payload has one folder
+/// per component, or one toolkit tree before CUDA 11).
+struct RunfileSelection {
+    bool all = false;                    ///< every component but `exclude` (the full profile)
+    std::vector<std::string> components; ///< otherwise these
+    std::vector<std::string> exclude;
+    std::string profile; ///< names the store entry: one per runfile and profile
+};
+
 struct ResolvedArchive {
-    std::string component; ///< "cuda_cudart", or "cudnn"
+    std::string component; ///< "cuda_cudart", "cudnn", or "cuda" for a runfile
     Version version;
     manifest::Artifact artifact;
+    std::optional<RunfileSelection> runfile; ///< set for a runfile installer
 };
 
 struct Resolution {

@@ -75,10 +75,11 @@ TEST(Resolve, EveryTensorflowRowResolvesToItsOwnPair) {
         ASSERT_NE(r->cudnn, nullptr) << spec;
         EXPECT_TRUE(row.cudnn.is_prefix_of(r->cudnn->version)) << spec;
         EXPECT_EQ(r->cudnn_build->cuda_major, r->cuda->version.major()) << spec;
-        // Rows whose CUDA has redistributable archives are installable; older ones say why not.
-        bool redist = r->cuda->source == CudaSource::redist;
-        EXPECT_EQ(r->installable(), redist) << spec;
-        if (!redist) {
+        // Rows whose CUDA has redistributable archives, or a CUDA 11 runfile, are installable;
+        // older ones (CUDA 10's nested runfiles) say why not.
+        bool readable = r->cuda->source == CudaSource::redist || r->cuda->version.major() >= 11;
+        EXPECT_EQ(r->installable(), readable) << spec;
+        if (!readable) {
             ASSERT_FALSE(r->not_installable.empty());
             EXPECT_NE(r->not_installable[0].find("runfile"), std::string::npos) << spec;
         }
@@ -86,14 +87,44 @@ TEST(Resolve, EveryTensorflowRowResolvesToItsOwnPair) {
 }
 
 TEST(Resolve, OldTensorflowSaysWhatIsNotInstallableYet) {
-    auto r = run("tf-2.11");
+    auto r = run("tf-1.15");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->cuda->version.str(), "11.2.2");
-    EXPECT_EQ(r->cudnn->version.str(), "8.1.1.33");
+    EXPECT_EQ(r->cuda->version.str(), "10.0.130");
+    EXPECT_EQ(r->cudnn->version.str(), "7.4.2.24");
     EXPECT_FALSE(r->installable());
+    ASSERT_EQ(r->not_installable.size(), 1u);
+    EXPECT_NE(r->not_installable[0].find("run_files/cuda-linux"), std::string::npos);
     // the cuDNN tarball is still listed for download
     ASSERT_EQ(r->archives.size(), 1u);
     EXPECT_EQ(r->archives[0].component, "cudnn");
+}
+
+TEST(Resolve, ACuda11RunfileIsOneArchiveWithTheProfilesComponents) {
+    auto r = run("tf-2.11");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->cuda->version.str(), "11.2.2");
+    EXPECT_TRUE(r->installable());
+    ASSERT_EQ(r->archives.size(), 2u);
+    const auto& run_archive = r->archives[0];
+    EXPECT_EQ(run_archive.component, "cuda");
+    ASSERT_TRUE(run_archive.runfile.has_value());
+    EXPECT_FALSE(run_archive.runfile->all);
+    EXPECT_EQ(run_archive.runfile->profile, "runtime");
+    const auto& names = run_archive.runfile->components;
+    for (const char* c : {"cuda_cudart", "cuda_nvcc", "libcublas", "cuda_cupti"}) {
+        EXPECT_NE(std::find(names.begin(), names.end(), c), names.end()) << c;
+    }
+    EXPECT_EQ(std::find(names.begin(), names.end(), "libnpp"), names.end());
+    EXPECT_FALSE(r->archives[1].runfile.has_value());
+
+    ResolveOptions o;
+    o.profile = "full";
+    auto full = run("tf-2.11", o);
+    ASSERT_TRUE(full);
+    ASSERT_TRUE(full->archives[0].runfile.has_value());
+    EXPECT_TRUE(full->archives[0].runfile->all);
+    const auto& ex = full->archives[0].runfile->exclude;
+    EXPECT_NE(std::find(ex.begin(), ex.end(), "nvidia_driver"), ex.end());
 }
 
 TEST(Resolve, RefusesACudaFromAnotherMajorForAFramework) {

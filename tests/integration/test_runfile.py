@@ -1,0 +1,238 @@
+"""CUDA 11.0 from NVIDIA's runfile installer, read as data: a runfile made with Debian's makeself
+in NVIDIA's 11.x layout (tests/support/legacy_mirror.py), served over loopback HTTP with cuDNN
+8.0's old .tgz; TensorFlow 2.4 installs from the pair, through `global`, and a linked program
+loads the right runtime. Hostile runfiles are refused with nothing installed."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXE, Cudaenv, assert_one_line_error, leftovers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import legacy_mirror as lm  # noqa: E402
+from fault_server import FaultServer  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not shutil.which("makeself"), reason="needs Debian's makeself")
+
+VERSION = "11.0.3+cudnn8.0.5.39"
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory):
+    if not EXE:
+        pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    return lm.build(tmp_path_factory.mktemp("legacy"), EXE)
+
+
+@pytest.fixture
+def run(legacy, tmp_path):
+    """cudaenv over the legacy mirror; tmp_path/extra is served first (hostile runfiles)."""
+    (tmp_path / "extra").mkdir()
+    srv = FaultServer(tmp_path / "extra", legacy / "mirror")
+    c = Cudaenv(tmp_path)
+    c.env.update(CUDAENV_MANIFESTS=str(legacy / "manifests"), CUDAENV_MIRROR=srv.url,
+                 CUDAENV_RETRIES="1", CUDAENV_RETRY_BACKOFF_MS="20", CUDAENV_STALL_TIMEOUT="5")
+    c.root = tmp_path / "root"
+    c.env["CUDAENV_ROOT"] = str(c.root)
+    c.legacy = legacy
+    c.server = srv
+    yield c
+    srv.close()
+
+
+def runfile_path(legacy):
+    return legacy / "mirror" / lm.RUNFILE
+
+
+def tree_bytes(root):
+    """Bytes of the distinct files under root (hard links counted once)."""
+    seen, total = set(), 0
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            st = os.lstat(os.path.join(dirpath, f))
+            if not os.path.islink(os.path.join(dirpath, f)) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_size
+    return total
+
+
+def test_tf24_resolves_to_the_runfile_and_the_old_cudnn_tgz(run):
+    res = run("resolve", "tf-2.4", "--json")
+    assert res.rc == 0, res
+    j = res.json()
+    assert j["cuda"]["version"] == "11.0.3" and j["cuda"]["source"] == "runfile"
+    assert j["not_installable"] == []
+    assert [a["component"] for a in j["archives"]] == ["cuda", "cudnn"]
+
+
+def test_runtime_install_takes_only_the_profile_from_the_runfile(run):
+    res = run("install", "tf-2.4", "--json")
+    assert res.rc == 0, res
+    v = run.root / "versions" / VERSION
+    lib = v / "lib64"
+    assert lib.is_dir() and not lib.is_symlink()  # flattened like a redistrib install
+    for name in ("libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11", "libnvrtc.so.11.0",
+                 "libcufft.so.10", "libcurand.so.10", "libcusolver.so.10", "libcusparse.so.11",
+                 "libnvToolsExt.so.1", "libcudnn.so.8", "libcudnn_cnn_infer.so.8"):
+        assert (lib / name).exists(), name
+    assert (v / "include" / "cuda_runtime_api.h").exists() and (v / "include" / "cudnn_version.h").exists()
+    assert (v / "extras" / "CUPTI" / "lib64" / "libcupti.so.11.0").exists()
+    assert (v / "nvvm" / "libdevice" / "libdevice.10.bc").exists()
+    assert os.readlink(v / "targets" / "x86_64-linux" / "lib") == "../../lib64"
+    # what the runtime profile does not name, and what no profile may take, stayed in the runfile
+    for path in run.root.rglob("*"):
+        assert "NVIDIA-Linux" not in path.name and path.name not in ("nsys", "cuda-installer"), path
+    # the runfile is gone once extracted; what was written is a fraction of it
+    assert not any((run.root / "cache" / "downloads").iterdir())
+    written = tree_bytes(run.root / "store")
+    size = runfile_path(run.legacy).stat().st_size
+    assert written < size / 2, (written, size)
+    # the real nvcc-style check: a toolkit tool from the runfile runs through the version
+    out = run("exec", "nvcc", "--version", env={"CUDAENV_VERSION": VERSION})
+    assert out.rc == 0 and "release 11.0, V11.0.221" in out.out
+    rec = json.loads((v / "version.json").read_text())
+    assert rec["cuda_cudart"]["version"] == "11.0.3" and rec["cudnn"]["version"] == "8.0.5.39"
+    entries = sorted(p.name for p in (run.root / "store").iterdir())
+    assert any(e.startswith("cuda-11.0.3-") and e.endswith("-runtime") for e in entries), entries
+
+
+def test_devel_after_runtime_reuses_nothing_wrongly_and_keeps_the_hash_check(run):
+    assert run("install", "11.0", "--profile", "runtime").rc == 0
+    res = run("install", "11.0", "--profile", "devel")
+    assert res.rc == 0, res  # a second entry of the same runfile is not a "changed hash"
+    names = [p.name for p in (run.root / "store").iterdir() if p.name.startswith("cuda-11.0.3-")]
+    assert sorted(n.rsplit("-", 1)[1] for n in names) == ["devel", "runtime"]
+
+
+def test_tf24_through_global_loads_the_11_0_runtime(run, tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare")
+    s = tmp_path / "sysroot"
+    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (s / "usr" / "local").mkdir(parents=True)
+    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    run.root = s / "opt" / "cudaenv"
+    run.env.update(CUDAENV_ROOT=str(run.root), CUDAENV_SYSROOT=str(s))
+    assert run("install", "tf-2.4").rc == 0
+    res = run("global", "tf-2.4")
+    assert res.rc == 0, res
+    probe = tmp_path / "probe.c"
+    probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\nunsigned long cudnnGetVersion(void);\n'
+                     'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d %lu\\n",v,cudnnGetVersion());return 0;}\n')
+    lib = run.root / "versions" / VERSION / "lib64"
+    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "probe"), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
+    script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
+              f'mount --bind "{run.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
+              f'mount --bind "{s}/etc" /etc && ldd "{tmp_path}/probe" | grep -E "cudart|cudnn"; "{tmp_path}/probe"')
+    out = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+    if "mount:" in out.stderr:
+        pytest.skip("cannot mount here: " + out.stderr.strip())
+    assert "/usr/local/cuda/lib64/libcudart.so.11.0" in out.stdout, out
+    assert "/usr/local/cuda/lib64/libcudnn.so.8" in out.stdout, out
+    assert out.stdout.strip().splitlines()[-1] == "11000 8005"
+    doc = run("doctor", "--json")
+    assert doc.rc in (0, 1), doc  # no GPU here; the toolkit layers must not be broken
+    probes = {p["id"]: p for p in doc.json()["probes"]}
+    assert probes["cuda-link"]["status"] == "ok", probes["cuda-link"]
+
+
+def test_xz_payload_installs_too(tmp_path):
+    if not EXE:
+        pytest.skip("CUDAENV_EXE is not set")
+    legacy = lm.build(tmp_path / "xz", EXE, xz=True)
+    srv = FaultServer(tmp_path / "none", legacy / "mirror")
+    try:
+        c = Cudaenv(tmp_path)
+        c.env.update(CUDAENV_MANIFESTS=str(legacy / "manifests"), CUDAENV_MIRROR=srv.url,
+                     CUDAENV_ROOT=str(tmp_path / "root"))
+        res = c("install", "11.0")
+        assert res.rc == 0, res
+        assert (tmp_path / "root" / "versions" / "11.0.3" / "lib64" / "libcudart.so.11.0").exists()
+    finally:
+        srv.close()
+
+
+def hostile(run, tmp_path, members=None, lie=None, truncate=None):
+    """Serves a hostile runfile in place of the real one, with manifests that pin its hash (so the
+    download verifies and the extraction is what must refuse it)."""
+    src = runfile_path(run.legacy)
+    out = tmp_path / "extra" / lm.RUNFILE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if members is not None or lie is not None:
+        lm.replace_payload(src, members if members is not None else lm_members_ok(), out, lie)
+    else:
+        shutil.copy(src, out)
+    if truncate:
+        with open(out, "r+b") as f:
+            f.truncate(out.stat().st_size - truncate)
+    man = tmp_path / "manifests"
+    shutil.copytree(run.legacy / "manifests", man)
+    doc = json.loads((man / "cuda" / "11.0.3.json").read_text())
+    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
+    (man / "cuda" / "11.0.3.json").write_text(json.dumps(doc))
+    run.env["CUDAENV_MANIFESTS"] = str(man)
+    return out
+
+
+def lm_members_ok():
+    return [("./builds/cuda_cudart/targets/x86_64-linux/lib/libcudart.so.11.0", b"\x7fELF", "file", None)]
+
+
+@pytest.mark.parametrize("members,why", [
+    ([("./builds/cuda_cudart/../../../../escaped", b"x", "file", None)], "'..' in the path"),
+    ([("/builds/cuda_cudart/lib64/libcudart.so.11.0", b"x", "file", None)], "absolute path"),
+    ([("./builds/cuda_cudart/lib64", None, "symlink", "/etc"),
+      ("./builds/cuda_cudart/lib64/x", b"x", "file", None)], "absolute"),
+    ([("./builds/cuda_cudart/lib", None, "symlink", "../../../../../tmp")], "leaves"),
+])
+def test_hostile_payload_is_refused_with_nothing_installed(run, tmp_path, members, why):
+    hostile(run, tmp_path, members=members)
+    res = run("install", "11.0")
+    assert_one_line_error(res, 5)
+    assert why in res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+    assert not leftovers(run.root)
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_a_payload_without_the_components_is_refused(run, tmp_path):
+    hostile(run, tmp_path, members=[("./builds/NVIDIA-Linux-x86_64-450.51.06.run", b"#!/bin/sh\n", "file", None)])
+    res = run("install", "11.0")
+    assert_one_line_error(res, 5)
+    assert "holds none of the components" in res.err
+
+
+@pytest.mark.parametrize("lie,code,why", [
+    (10 ** 13, 5, "declares a payload over"),      # a huge declared size
+    (1, 5, "something was appended"),             # less payload declared than follows
+])
+def test_header_lies_are_refused(run, tmp_path, lie, code, why):
+    hostile(run, tmp_path, members=lm_members_ok(), lie=lie)
+    res = run("install", "11.0")
+    assert_one_line_error(res, code)
+    assert why in res.err and lm.RUNFILE.rsplit("/", 1)[1] in res.err, res.err
+
+
+def test_truncated_runfile_is_an_integrity_error(run, tmp_path):
+    hostile(run, tmp_path, truncate=4096)
+    res = run("install", "11.0")
+    assert_one_line_error(res, 4)
+    assert "truncated" in res.err
+
+
+def test_a_runfile_that_is_not_the_pinned_one_is_refused_before_reading_it(run, tmp_path):
+    out = tmp_path / "extra" / lm.RUNFILE
+    out.parent.mkdir(parents=True)
+    shutil.copy(runfile_path(run.legacy), out)
+    with open(out, "r+b") as f:
+        f.seek(-100, 2)
+        f.write(b"\0" * 10)
+    res = run("install", "11.0")
+    assert_one_line_error(res, 4)
+    assert "checksum mismatch" in res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
