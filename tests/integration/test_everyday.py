@@ -131,8 +131,9 @@ def test_list_available_marks_installed_and_runfile_only_rows_and_filters(two):
     assert "2.4" in runfile and "2.13" not in runfile
     text = two("list", "--available", "tensorflow", env=real).out
     assert re.search(r"^\* 2\.13 ", text, re.M) and re.search(r"^  2\.4 .*\(CUDA from its runfile\)$", text, re.M)
-    assert re.search(r"^  1\.15 .*CUDA 10 runfile; not installable yet", text, re.M)
-    assert rows["2.4"]["installable"] is True and rows["1.15"]["installable"] is False
+    assert re.search(r"^  1\.15 .*\(CUDA from its runfile\)$", text, re.M)
+    cuda = {r["version"]: r for r in two("list", "--available", "cuda", "--json", env=real).json()["cuda"]}
+    assert cuda["10.0.130"]["source"] == "runfile" and cuda["10.0.130"]["installable"] is True
     assert_one_line_error(two("list", "--available", "cuda", "x.y"), 2)
 
 

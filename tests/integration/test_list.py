@@ -8,7 +8,9 @@ def test_available_json_lists_every_release(cudaenv):
     redist = [c for c in doc["cuda"] if c["source"] == "redist"]
     assert len(redist) == 36
     assert all(c["installable"] for c in redist)
-    assert any(c["version"] == "11.2.2" and not c["installable"] for c in doc["cuda"])
+    runfile = [c for c in doc["cuda"] if c["source"] == "runfile"]
+    assert {c["version"] for c in runfile} >= {"10.0.130", "11.2.2", "11.4.1"}
+    assert all(c["installable"] for c in runfile)  # read from NVIDIA's runfile installers
     versions = [c["version"] for c in doc["cudnn"]]
     assert "8.6.0.163" in versions and "7.6.5.32" in versions and "9.22.0.52" in versions
     tf = doc["frameworks"][0]

@@ -194,7 +194,7 @@ def test_hostile_payload_is_refused_with_nothing_installed(run, tmp_path, member
     hostile(run, tmp_path, members=members)
     res = run("install", "11.0")
     assert_one_line_error(res, 5)
-    assert why in res.err
+    assert why in res.err and "cuda_11.0.3_450.51.06_linux.run" in res.err, res.err
     assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
     assert not leftovers(run.root)
     assert not (tmp_path / "escaped").exists()
@@ -236,3 +236,140 @@ def test_a_runfile_that_is_not_the_pinned_one_is_refused_before_reading_it(run, 
     assert_one_line_error(res, 4)
     assert "checksum mismatch" in res.err
     assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+
+
+# -- CUDA 10.x: the toolkit is a second makeself archive inside the first ----------------------------
+
+VERSION10 = "10.0.130+cudnn7.4.2.24"
+
+
+def test_tf115_resolves_to_the_nested_runfile_and_cudnn7(run):
+    j = run("resolve", "tf-1.15", "--json").json()
+    assert j["cuda"]["version"] == "10.0.130" and j["cudnn"]["version"] == "7.4.2.24"
+    assert j["not_installable"] == [] and [a["component"] for a in j["archives"]] == ["cuda", "cudnn"]
+
+
+def test_tf115_runtime_install_reads_the_nested_installer_without_writing_it(run):
+    res = run("install", "tf-1.15")
+    assert res.rc == 0, res
+    v = run.root / "versions" / VERSION10
+    lib = v / "lib64"
+    assert lib.is_dir() and not lib.is_symlink()
+    for name in ("libcudart.so.10.0", "libcublas.so.10.0", "libcufft.so.10.0", "libcurand.so.10.0",
+                 "libcusolver.so.10.0", "libcusparse.so.10.0", "libnvrtc.so.10.0", "libnvToolsExt.so.1",
+                 "libcudnn.so.7"):
+        assert (lib / name).exists(), name
+    assert (v / "extras" / "CUPTI" / "lib64" / "libcupti.so.10.0").exists()
+    assert (v / "nvvm" / "libdevice" / "libdevice.10.bc").exists()
+    assert (v / "include" / "cuda_runtime_api.h").exists() and (v / "include" / "cudnn.h").exists()
+    assert (v / "bin" / "ptxas").exists()
+    # NPP and nvGRAPH are devel/full; cuda-gdb, Nsight, the JRE, the samples, the driver and the
+    # installers stay in the file; the nested runfile itself is never written anywhere
+    names = {p.name for p in run.root.rglob("*")}
+    for absent in ("libnppc.so.10.0", "libnvgraph.so.10.0", "cuda-gdb", "nsight.jar", "java",
+                   "install-linux.pl", "cuda-installer.pl", lm.INNER10):
+        assert absent not in names, absent
+    assert not any("NVIDIA-Linux" in n or "samples" in n for n in names)
+    out = run("exec", "nvcc", "--version", env={"CUDAENV_VERSION": VERSION10})
+    assert out.rc == 0 and "release 10.0, V10.0.130" in out.out
+    written = tree_bytes(run.root / "store")
+    assert written < (run.legacy / "mirror" / lm.RUNFILE10).stat().st_size / 2
+
+
+def test_cuda10_1_installs_from_builds_cuda_toolkit(run):
+    res = run("install", "10.1")
+    assert res.rc == 0, res
+    v = run.root / "versions" / "10.1.243"
+    for name in ("libcudart.so.10.1", "libcublas.so.10.1", "libnvrtc.so.10.1"):
+        assert (v / "lib64" / name).exists(), name
+    assert (v / "extras" / "CUPTI" / "lib64" / "libcupti.so.10.1").exists()
+    assert not (v / "lib64" / "libnppc.so.10.1").exists() and not (v / "lib64" / "libcudart.so.7.0").exists()
+    out = run("exec", "nvcc", "--version", env={"CUDAENV_VERSION": "10.1.243"})
+    assert "release 10.1, V10.1.130" in out.out
+
+
+def test_cuda10_devel_takes_npp_and_full_takes_everything_but_the_installers(run):
+    assert run("install", "10.0", "--profile", "devel").rc == 0
+    lib = run.root / "versions" / "10.0.130" / "lib64"
+    assert (lib / "libnppc.so.10.0").exists() and not (lib / "libnvgraph.so.10.0").exists()
+    res = run("install", "10.0", "--profile", "full")
+    assert res.rc == 0, res
+    names = {p.name for p in run.root.rglob("*")}
+    assert "libnvgraph.so.10.0" in names and "cuda-gdb" in names
+    assert "install-linux.pl" not in names and lm.INNER10 not in names
+    assert "libcudart.so.7.0" not in names  # the 32-bit lib/ is never taken
+
+
+def test_tf115_through_global_loads_the_10_0_runtime(run, tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare")
+    s = tmp_path / "sysroot"
+    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (s / "usr" / "local").mkdir(parents=True)
+    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    run.root = s / "opt" / "cudaenv"
+    run.env.update(CUDAENV_ROOT=str(run.root), CUDAENV_SYSROOT=str(s))
+    assert run("install", "tf-1.15", "tf-2.4").rc == 0
+    probe = tmp_path / "probe.c"
+    probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\nunsigned long cudnnGetVersion(void);\n'
+                     'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d %lu\\n",v,cudnnGetVersion());return 0;}\n')
+    for name, version in (("probe10", VERSION10), ("probe11", VERSION)):
+        lib = run.root / "versions" / version / "lib64"
+        subprocess.run(["gcc", str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
+
+    def inside(program):
+        script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
+                  f'mount --bind "{run.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
+                  f'mount --bind "{s}/etc" /etc && ldd "{program}" | grep -E "cudart|cudnn"; "{program}"')
+        return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+
+    assert run("global", "tf-1.15").rc == 0
+    out = inside(tmp_path / "probe10")
+    if "mount:" in out.stderr:
+        pytest.skip("cannot mount here: " + out.stderr.strip())
+    assert "/usr/local/cuda/lib64/libcudart.so.10.0" in out.stdout, out
+    assert "/usr/local/cuda/lib64/libcudnn.so.7" in out.stdout, out
+    assert out.stdout.strip().splitlines()[-1] == "10000 7402"
+    # the sonames carry the minor before CUDA 11: TF 2.4's program finds no runtime under 10.0
+    assert inside(tmp_path / "probe11").returncode != 0
+    assert run("global", "tf-2.4").rc == 0
+    assert inside(tmp_path / "probe11").stdout.strip().splitlines()[-1] == "11000 8005"
+    assert inside(tmp_path / "probe10").returncode != 0
+
+
+def nested_hostile(run, tmp_path, inner_members):
+    """A CUDA 10.0 runfile whose nested installer's payload is `inner_members`."""
+    with __import__("tempfile").TemporaryDirectory() as work:
+        work = Path(work)
+        inner_dir = work / "inner"
+        (inner_dir).mkdir()
+        (inner_dir / "x").write_text("x")
+        inner = lm.make_runfile(inner_dir, work / "inner.run", label="inner", script="./x")
+        bad_inner = lm.replace_payload(inner, inner_members, work / lm.INNER10)
+        outer_dir = work / "outer"
+        (outer_dir / "run_files").mkdir(parents=True)
+        shutil.copy(bad_inner, outer_dir / "run_files" / lm.INNER10)
+        out = tmp_path / "extra" / lm.RUNFILE10
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lm.make_runfile(outer_dir, out, label="outer", script="./run_files/" + lm.INNER10)
+    man = tmp_path / "manifests"
+    shutil.copytree(run.legacy / "manifests", man)
+    doc = json.loads((man / "cuda" / "10.0.130.json").read_text())
+    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
+    (man / "cuda" / "10.0.130.json").write_text(json.dumps(doc))
+    run.env["CUDAENV_MANIFESTS"] = str(man)
+
+
+@pytest.mark.parametrize("members,why", [
+    ([("./bin/../../../escaped", b"x", "file", None)], "'..' in the path"),
+    ([("./targets/x86_64-linux/lib/libcudart.so.10.0", None, "symlink", "/etc/passwd")], "absolute"),
+    ([("./targets/x86_64-linux/lib/libcudart.so", None, "symlink", "../../../../../../etc/passwd")], "leaves"),
+    ([("./jre/java", b"x", "file", None)], "holds none of the components"),
+])
+def test_hostile_nested_installer_is_refused(run, tmp_path, members, why):
+    nested_hostile(run, tmp_path, members)
+    res = run("install", "10.0")
+    assert_one_line_error(res, 5)
+    assert why in res.err and "cuda_10.0.130_410.48_linux.run" in res.err, res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+    assert not leftovers(run.root)

@@ -207,23 +207,23 @@ int run_list(const ListOptions& o, Context& ctx) {
 
     if (all || o.what == "cuda") {
         json arr = json::array();
-        std::vector<std::string> redist, runfile, nested;
+        std::vector<std::string> redist, runfile;
         for (auto it = c.cuda.rbegin(); it != c.cuda.rend(); ++it) {
             if (!passes(o.filter, it->version)) {
                 continue;
             }
             bool r = it->source == manifest::CudaSource::redist;
-            bool readable = r || it->version.major() >= 11; // 10.x nests a second runfile
+            bool installable =
+                r || std::any_of(it->runfiles.begin(), it->runfiles.end(), [](const auto& p) {
+                    return p.second.downloadable();
+                });
             bool inst = cuda_installed(it->version);
             arr.push_back({{"version", it->version.str()},
                            {"source", r ? "redist" : "runfile"},
-                           {"installable", readable},
+                           {"installable", installable},
                            {"installed", inst},
                            {"release_date", it->release_date}});
-            (r          ? redist
-             : readable ? runfile
-                        : nested)
-                .push_back(it->version.str() + (inst ? "*" : ""));
+            (r ? redist : runfile).push_back(it->version.str() + (inst ? "*" : ""));
         }
         std::vector<std::string> pinned;
         for (auto it = c.pinned_indexes.rbegin(); it != c.pinned_indexes.rend(); ++it) {
@@ -252,7 +252,6 @@ int run_list(const ListOptions& o, Context& ctx) {
             };
             section("CUDA (redistributable archives):", redist);
             section("CUDA (runfile installers, read as archives, never run):", runfile);
-            section("CUDA (runfile installers nesting a second one; not installable yet):", nested);
             section("CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):",
                     pinned);
             out << "  (* installed)\n";
@@ -317,16 +316,12 @@ int run_list(const ListOptions& o, Context& ctx) {
                             {"cudnn", r.cudnn.str()},
                             {"python", r.python},
                             {"installed", inst},
-                            {"runfile_only", runfile_only},
-                            {"installable", !runfile_only || r.cuda.major() >= 11}});
+                            {"runfile_only", runfile_only}});
             if (!ctx.json) {
                 out << (inst ? "* " : "  ") << std::left << std::setw(7) << r.series.str()
                     << "CUDA " << std::setw(6) << r.cuda.str() << "cuDNN " << std::setw(5)
                     << r.cudnn.str() << "Python " << std::setw(10) << r.python
-                    << (!runfile_only          ? ""
-                        : r.cuda.major() >= 11 ? "  (CUDA from its runfile)"
-                                               : "  (CUDA 10 runfile; not installable yet)")
-                    << "\n";
+                    << (runfile_only ? "  (CUDA from its runfile)" : "") << "\n";
             }
         }
         fws.push_back({{"name", f.name}, {"releases", rows}});

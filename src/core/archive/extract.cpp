@@ -4,6 +4,7 @@
 #include "../fs.hpp"
 #include "../sys/dynlib.hpp"
 #include "links.hpp"
+#include "makeself.hpp"
 #include "names.hpp"
 
 #include <fcntl.h>
@@ -13,6 +14,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <linux/openat2.h>
 #include <map>
 #include <vector>
@@ -118,15 +121,19 @@ struct FileRange {
     }
 };
 
-/// gzip and plain tar: libarchive reads the range (and decodes gzip itself).
+/// Where compressed bytes come from: a file's range, or a member of an outer archive. Gives
+/// > 0 bytes, 0 at the end, -1 with errno set.
+using ByteReader = std::function<ssize_t(void*, std::size_t)>;
+
+/// gzip and plain tar: libarchive reads the bytes (and decodes gzip itself).
 struct PlainSource {
-    FileRange* file = nullptr;
+    ByteReader read;
     std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1 << 16);
     std::string error;
 
     static la_ssize_t read_cb(struct archive*, void* self, const void** block) {
         auto* s = static_cast<PlainSource*>(self);
-        ssize_t n = s->file->read(s->buf.data(), s->buf.size());
+        ssize_t n = s->read(s->buf.data(), s->buf.size());
         if (n < 0) {
             s->error = "cannot read: " + errno_text(errno);
             return -1;
@@ -143,7 +150,7 @@ struct PlainSource {
 constexpr std::uint64_t k_xz_memlimit = 72u << 20;
 
 struct XzSource {
-    FileRange* file = nullptr;
+    ByteReader read;
     lzma_stream strm = LZMA_STREAM_INIT;
     std::vector<std::uint8_t> in = std::vector<std::uint8_t>(1 << 16);
     std::vector<std::uint8_t> out = std::vector<std::uint8_t>(1 << 16);
@@ -157,8 +164,8 @@ struct XzSource {
 
     ~XzSource() { sys::lzma().end(&strm); }
 
-    bool start(FileRange* f) {
-        file = f;
+    bool start(ByteReader r) {
+        read = std::move(r);
         if (sys::lzma().stream_decoder(&strm, k_xz_memlimit, LZMA_CONCATENATED) != LZMA_OK) {
             error = "cannot start the xz decoder";
             return false;
@@ -172,7 +179,7 @@ struct XzSource {
         strm.avail_out = out.size();
         while (!stream_done && strm.avail_out == out.size()) {
             if (strm.avail_in == 0 && !input_done) {
-                ssize_t n = file->read(in.data(), in.size());
+                ssize_t n = read(in.data(), in.size());
                 if (n < 0) {
                     error = "cannot read: " + errno_text(errno);
                     return -1;
@@ -646,62 +653,66 @@ struct Extractor {
 
 namespace {
 
-Result<Extracted> run(const fs::path& path,
-                      Slice slice,
-                      const fs::path& dest,
-                      Compression compression,
-                      const std::string& expected_top,
-                      const MemberMap* map,
-                      const Limits& limits) {
-    CUDAENV_TRY(sys::load(sys::k_archive));
-    std::string name = path.filename().string();
-    FileRange file;
-    if (auto why = file.open(path, slice)) {
-        return broken(name, *why);
-    }
-    // the sources outlive the archive that reads from them
-    XzSource xz;
-    PlainSource plain{&file, std::vector<std::uint8_t>(1 << 16), {}};
+/// One archive being read: its byte source and decoder, and libarchive over them.
+struct Reader {
+    XzSource xz; // the sources outlive the archive that reads from them
+    PlainSource plain;
     ReadArchive ra;
-    sys::archive().read_support_format_tar(ra.a);
-    if (compression == Compression::gzip) {
-        sys::archive().read_support_filter_gzip(ra.a);
-    }
-    int opened = ARCHIVE_FATAL;
-    if (compression == Compression::xz) {
-        if (!xz.start(&file)) {
-            return broken(name, xz.error);
+    Compression compression = Compression::none;
+
+    Reader() = default;
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+
+    /// Starts reading `bytes` as `c`; an error is the reason it cannot.
+    std::optional<std::string> open(ByteReader bytes, Compression c) {
+        compression = c;
+        sys::archive().read_support_format_tar(ra.a);
+        if (c == Compression::gzip) {
+            sys::archive().read_support_filter_gzip(ra.a);
         }
-        opened = sys::archive().read_open(ra.a, &xz, nullptr, &XzSource::read_cb, nullptr);
-    } else {
-        opened = sys::archive().read_open(ra.a, &plain, nullptr, &PlainSource::read_cb, nullptr);
+        int opened = ARCHIVE_FATAL;
+        if (c == Compression::xz) {
+            if (!xz.start(std::move(bytes))) {
+                return xz.error;
+            }
+            opened = sys::archive().read_open(ra.a, &xz, nullptr, &XzSource::read_cb, nullptr);
+        } else {
+            plain.read = std::move(bytes);
+            opened =
+                sys::archive().read_open(ra.a, &plain, nullptr, &PlainSource::read_cb, nullptr);
+        }
+        if (opened != ARCHIVE_OK) {
+            return reason();
+        }
+        return std::nullopt;
     }
-    FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (root.fd < 0) {
-        return fs_error("cannot open", dest.string(), errno);
+
+    const std::string& source_error() const {
+        return compression == Compression::xz ? xz.error : plain.error;
     }
-    Extractor x{name,
-                expected_top,
-                root.fd,
-                limits,
-                compression == Compression::xz ? &xz.error : &plain.error,
-                map,
-                {},
-                {},
-                {},
-                {}};
-    if (opened != ARCHIVE_OK) {
-        return broken(name, x.reason(ra.a));
+
+    std::string reason() const {
+        if (!source_error().empty()) {
+            return source_error();
+        }
+        const char* why = sys::archive().error_string(ra.a);
+        return why ? why : "unreadable";
     }
-    bool checked_format = false;
-    while (true) {
+
+    /// The next entry: an entry, nullptr at the end, or why the archive cannot be read. The
+    /// first entry also proves the compression is the one expected.
+    Result<struct archive_entry*> next(const std::string& name, bool& checked_format) {
         struct archive_entry* e = nullptr;
         int r = sys::archive().read_next_header(ra.a, &e);
         if (r == ARCHIVE_EOF) {
-            break;
+            if (!checked_format) {
+                return broken(name, "empty archive");
+            }
+            return static_cast<struct archive_entry*>(nullptr);
         }
         if (r < ARCHIVE_WARN) {
-            return broken(name, x.reason(ra.a));
+            return broken(name, reason());
         }
         if (!checked_format) {
             checked_format = true;
@@ -715,19 +726,174 @@ Result<Extracted> run(const fs::path& path,
                 return broken(name, std::string("not ") + text);
             }
         }
-        CUDAENV_TRY(x.add(ra.a, e));
+        return e;
     }
-    if (!checked_format) {
-        return broken(name, "empty archive");
+};
+
+/// Extracts every entry of `r` through `x`, then checks the tree's links as the kernel
+/// follows them.
+Result<Extracted> drain(Reader& r, Extractor& x, const fs::path& dest) {
+    bool checked_format = false;
+    while (true) {
+        struct archive_entry* e = CUDAENV_TRY(r.next(x.name, checked_format));
+        if (!e) {
+            break;
+        }
+        CUDAENV_TRY(x.add(r.ra.a, e));
     }
     // Text said every link stays inside; the kernel follows links through links.
     if (auto bad = find_bad_link(dest)) {
-        return unsafe(name, x.result.top + "/" + bad->path, bad->reason());
+        return unsafe(x.name, x.result.top + "/" + bad->path, bad->reason());
     }
     return std::move(x.result);
 }
 
+ByteReader range_reader(FileRange& file) {
+    return [&file](void* buf, std::size_t n) { return file.read(buf, n); };
+}
+
+Result<Extracted> run(const fs::path& path,
+                      Slice slice,
+                      const fs::path& dest,
+                      Compression compression,
+                      const std::string& expected_top,
+                      const MemberMap* map,
+                      const Limits& limits) {
+    CUDAENV_TRY(sys::load(sys::k_archive));
+    std::string name = slice.name.empty() ? path.filename().string() : slice.name;
+    FileRange file;
+    if (auto why = file.open(path, slice)) {
+        return broken(name, *why);
+    }
+    Reader r;
+    if (auto why = r.open(range_reader(file), compression)) {
+        return broken(name, *why);
+    }
+    FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (root.fd < 0) {
+        return fs_error("cannot open", dest.string(), errno);
+    }
+    Extractor x{name, expected_top, root.fd, limits, &r.source_error(), map, {}, {}, {}, {}};
+    return drain(r, x, dest);
+}
+
+/// The bytes of an outer archive's current member from `skip` on: first what was already read
+/// (`head`), then the rest of the member's data.
+struct MemberBytes {
+    struct archive* outer = nullptr;
+    std::string head;
+    std::size_t pos = 0;
+
+    ssize_t read(void* buf, std::size_t n) {
+        if (pos < head.size()) {
+            std::size_t k = std::min(n, head.size() - pos);
+            std::memcpy(buf, head.data() + pos, k);
+            pos += k;
+            return static_cast<ssize_t>(k);
+        }
+        la_ssize_t got = sys::archive().read_data(outer, buf, n);
+        if (got < 0) {
+            errno = EIO;
+            return -1;
+        }
+        return static_cast<ssize_t>(got);
+    }
+};
+
 } // namespace
+
+Result<Extracted> extract_nested(const fs::path& file,
+                                 Slice slice,
+                                 const fs::path& dest,
+                                 Compression compression,
+                                 const std::function<bool(std::string_view)>& pick,
+                                 const MemberMap& map,
+                                 const Limits& limits) {
+    CUDAENV_TRY(sys::load(sys::k_archive));
+    std::string name = slice.name.empty() ? file.filename().string() : slice.name;
+    if (slice.length == 0) {
+        return broken(name, "empty payload");
+    }
+    FileRange range;
+    if (auto why = range.open(file, slice)) {
+        return broken(name, *why);
+    }
+    Reader outer;
+    if (auto why = outer.open(range_reader(range), compression)) {
+        return broken(name, *why);
+    }
+    bool checked_format = false;
+    while (true) {
+        struct archive_entry* e = CUDAENV_TRY(outer.next(name, checked_format));
+        if (!e) {
+            return Error(ErrorCode::unsafe_archive,
+                         "the payload of '" + name + "' holds no installer cudaenv looks for")
+                .with_hint("nothing was installed; the file or the mirror serving it is bad");
+        }
+        const char* raw = sys::archive().entry_pathname(e);
+        std::string_view member = raw ? raw : "";
+        while (member.size() >= 2 && member.substr(0, 2) == "./") {
+            member.remove_prefix(2);
+        }
+        if (!pick(member)) {
+            continue;
+        }
+        std::string inner_name = printable(std::string(member));
+        if (sys::archive().entry_filetype(e) != AE_IFREG || sys::archive().entry_hardlink(e)) {
+            return unsafe(name, inner_name, "the nested installer is not a regular file");
+        }
+        std::int64_t size = sys::archive().entry_size(e);
+        if (size <= 0) {
+            return broken(name, "'" + inner_name + "' is empty");
+        }
+        // its header as data, as for the outer runfile
+        RunfileLimits rl;
+        MemberBytes bytes{outer.ra.a, std::string(), 0};
+        bytes.head.resize(static_cast<std::size_t>(
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(size), rl.max_header_bytes + 512)));
+        std::size_t got = 0;
+        while (got < bytes.head.size()) {
+            la_ssize_t n = sys::archive().read_data(
+                outer.ra.a, bytes.head.data() + got, bytes.head.size() - got);
+            if (n < 0) {
+                return broken(name, "'" + inner_name + "': " + outer.reason());
+            }
+            if (n == 0) {
+                break;
+            }
+            got += static_cast<std::size_t>(n);
+        }
+        bytes.head.resize(got);
+        auto header = CUDAENV_TRY(parse_runfile_header(
+            bytes.head, static_cast<std::uint64_t>(size), name + ": " + inner_name, rl));
+        if (header.payload_offset > bytes.head.size()) {
+            return unsafe(name, inner_name, "its header is longer than cudaenv reads");
+        }
+        bytes.pos = static_cast<std::size_t>(header.payload_offset);
+        Reader inner;
+        if (auto why = inner.open([&bytes](void* buf, std::size_t n) { return bytes.read(buf, n); },
+                                  header.compression)) {
+            return broken(name, inner_name + ": " + *why);
+        }
+        FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+        if (root.fd < 0) {
+            return fs_error("cannot open", dest.string(), errno);
+        }
+        Extractor x{name + ": " + inner_name,
+                    "payload",
+                    root.fd,
+                    limits,
+                    &inner.source_error(),
+                    &map,
+                    {},
+                    {},
+                    {},
+                    {}};
+        auto out = CUDAENV_TRY(drain(inner, x, dest));
+        out.top.clear();
+        return out;
+    }
+}
 
 Result<Extracted> extract(const fs::path& path,
                           const fs::path& dest,
@@ -744,7 +910,7 @@ Result<Extracted> extract_selected(const fs::path& file,
                                    const MemberMap& map,
                                    const Limits& limits) {
     if (slice.length == 0) {
-        return broken(file.filename().string(), "empty payload");
+        return broken(slice.name.empty() ? file.filename().string() : slice.name, "empty payload");
     }
     auto x = CUDAENV_TRY(run(file, slice, dest, compression, "payload", &map, limits));
     x.top.clear();

@@ -72,6 +72,7 @@ using MemberMap = std::function<std::optional<std::string>(std::string_view name
 struct Slice {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    std::string name; ///< the archive's name in errors; the file's own name when empty
 };
 
 /// Extracts the members `map` selects from the tar stored in `slice` of `file` into `dest`,
@@ -85,6 +86,20 @@ Result<Extracted> extract_selected(const std::filesystem::path& file,
                                    Compression compression,
                                    const MemberMap& map,
                                    const Limits& limits = {});
+
+/// A runfile whose payload nests a second runfile (CUDA 10.x: run_files/cuda-linux.*.run): the
+/// first member of the tar in `slice` of `file` that `pick` accepts is read as a makeself archive
+/// -- its header parsed as data from the stream, checked against the member's size -- and the
+/// members `map` selects from its payload are extracted as by extract_selected(). Nothing of
+/// the outer payload is written. Errors: no member picked, or a picked member that is not a
+/// regular file or not an intact makeself archive: unsafe_archive (exit 5; truncated: 4).
+Result<Extracted> extract_nested(const std::filesystem::path& file,
+                                 Slice slice,
+                                 const std::filesystem::path& dest,
+                                 Compression compression,
+                                 const std::function<bool(std::string_view)>& pick,
+                                 const MemberMap& map,
+                                 const Limits& limits = {});
 
 /// The compression an artifact path implies, if it is one we accept.
 std::optional<Compression> compression_for(const std::string& path);

@@ -149,12 +149,6 @@ void add_archives(const Catalog& c, Resolution& res) {
         if (it == cuda.runfiles.end()) {
             res.not_installable.push_back("CUDA " + cuda.version.str() + " has no " + res.platform +
                                           " runfile installer");
-        } else if (cuda.version.major() < 11) {
-            res.not_installable.push_back(
-                "the CUDA " + cuda.version.str() +
-                " runfile nests its toolkit in a second installer (run_files/cuda-linux*.run), "
-                "which this cudaenv cannot read yet; CUDA 11.0 and later install from their "
-                "runfiles");
         } else if (!it->second.downloadable()) {
             res.not_installable.push_back("no download URL is known for the CUDA " +
                                           cuda.version.str() + " runfile (" + res.platform +

@@ -75,28 +75,25 @@ TEST(Resolve, EveryTensorflowRowResolvesToItsOwnPair) {
         ASSERT_NE(r->cudnn, nullptr) << spec;
         EXPECT_TRUE(row.cudnn.is_prefix_of(r->cudnn->version)) << spec;
         EXPECT_EQ(r->cudnn_build->cuda_major, r->cuda->version.major()) << spec;
-        // Rows whose CUDA has redistributable archives, or a CUDA 11 runfile, are installable;
-        // older ones (CUDA 10's nested runfiles) say why not.
-        bool readable = r->cuda->source == CudaSource::redist || r->cuda->version.major() >= 11;
-        EXPECT_EQ(r->installable(), readable) << spec;
-        if (!readable) {
-            ASSERT_FALSE(r->not_installable.empty());
-            EXPECT_NE(r->not_installable[0].find("runfile"), std::string::npos) << spec;
-        }
+        // Every row installs: from redistributable archives, or from CUDA's runfile installer
+        // and cuDNN's old .tgz.
+        EXPECT_TRUE(r->installable())
+            << spec << ": " << (r->not_installable.empty() ? "" : r->not_installable[0]);
+        EXPECT_EQ(r->archives.front().runfile.has_value(), r->cuda->source == CudaSource::runfile)
+            << spec;
     }
 }
 
-TEST(Resolve, OldTensorflowSaysWhatIsNotInstallableYet) {
-    auto r = run("tf-1.15");
+TEST(Resolve, ACudnnKnownOnlyByItsHashSaysWhatIsNotInstallable) {
+    auto r = run("11.0+cudnn-8.0.2");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->cuda->version.str(), "10.0.130");
-    EXPECT_EQ(r->cudnn->version.str(), "7.4.2.24");
+    EXPECT_EQ(r->cudnn->version.str(), "8.0.2.39");
     EXPECT_FALSE(r->installable());
     ASSERT_EQ(r->not_installable.size(), 1u);
-    EXPECT_NE(r->not_installable[0].find("run_files/cuda-linux"), std::string::npos);
-    // the cuDNN tarball is still listed for download
+    EXPECT_NE(r->not_installable[0].find("only its sha256"), std::string::npos);
+    // the CUDA runfile is still listed for download
     ASSERT_EQ(r->archives.size(), 1u);
-    EXPECT_EQ(r->archives[0].component, "cudnn");
+    EXPECT_EQ(r->archives[0].component, "cuda");
 }
 
 TEST(Resolve, ACuda11RunfileIsOneArchiveWithTheProfilesComponents) {
