@@ -373,3 +373,55 @@ def test_hostile_nested_installer_is_refused(run, tmp_path, members, why):
     assert why in res.err and "cuda_10.0.130_410.48_linux.run" in res.err, res.err
     assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
     assert not leftovers(run.root)
+
+
+# -- install --archive FILE: a cuDNN NVIDIA serves only behind a login ------------------------------
+
+def hash_only_cudnn(run, tmp_path):
+    """Manifests in which cuDNN 7.4.2.24 is known only by its sha256; returns its .tgz."""
+    man = tmp_path / "manifests"
+    shutil.copytree(run.legacy / "manifests", man)
+    path = man / "cudnn" / "7.4.2.24.json"
+    doc = json.loads(path.read_text())
+    art = doc["builds"][0]["platforms"]["linux-x86_64"]
+    for key in ("url", "path", "size"):
+        art.pop(key, None)
+    path.write_text(json.dumps(doc))
+    run.env["CUDAENV_MANIFESTS"] = str(man)
+    mine = tmp_path / "Downloads" / "cudnn-10.0-linux-x64-v7.4.2.24.tgz"
+    mine.parent.mkdir()
+    shutil.copy(run.legacy / "mirror" / lm.CUDNN7["path"], mine)
+    return mine
+
+
+def test_a_hash_only_cudnn_says_how_to_give_it(run, tmp_path):
+    hash_only_cudnn(run, tmp_path)
+    res = run("resolve", "tf-1.15", "--json")
+    assert res.json()["installable"] is False
+    assert "give it with install --archive FILE" in res.json()["not_installable"][0]
+    res = run("install", "tf-1.15")
+    assert_one_line_error(res, 1)
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+
+
+def test_install_archive_verifies_and_installs_the_users_file(run, tmp_path):
+    mine = hash_only_cudnn(run, tmp_path)
+    before = mine.read_bytes()
+    res = run("install", "tf-1.15", "--archive", str(mine))
+    assert res.rc == 0, res
+    lib = run.root / "versions" / VERSION10 / "lib64"
+    assert (lib / "libcudnn.so.7").exists() and (lib / "libcudart.so.10.0").exists()
+    assert mine.read_bytes() == before  # the user's file is left as it was
+    assert not leftovers(run.root)
+
+
+def test_install_archive_refuses_a_file_that_is_none_of_the_archives(run, tmp_path):
+    mine = hash_only_cudnn(run, tmp_path)
+    other = tmp_path / "other.tgz"
+    data = mine.read_bytes()
+    other.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # not the pinned bytes
+    res = run("install", "tf-1.15", "--archive", str(other))
+    assert_one_line_error(res, 2)
+    assert "is none of the archives to install" in res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+    assert_one_line_error(run("install", "tf-1.15", "--archive", str(tmp_path / "missing.tgz")), 2)

@@ -6,6 +6,7 @@
 #include "../progress.hpp"
 #include "../spec_options.hpp"
 #include "core/activate/project.hpp"
+#include "core/fetch/download.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
@@ -20,8 +21,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 
 namespace cudaenv::cli {
 
@@ -33,7 +36,33 @@ struct InstallCli {
     unsigned jobs = 4;
     bool dry_run = false;
     bool allow_unpinned = false;
+    std::vector<std::string> archives; ///< --archive FILE: artifacts known only by hash
 };
+
+/// Puts a file given with --archive where the download would have put it, by its hash (copied
+/// and renamed into place: the file stays the user's); the install verifies it again there.
+Status stage_local_archive(const std::filesystem::path& file,
+                           const std::string& sha256,
+                           const std::filesystem::path& downloads) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(downloads, ec);
+    fs::path dest = downloads / sha256;
+    fs::path tmp = downloads / (sha256 + ".local");
+    fs::remove(tmp, ec);
+    if (!fs::copy_file(file, tmp, ec) || ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot copy '" + file.string() + "' to '" + tmp.string() +
+                         "': " + ec.message());
+    }
+    fs::rename(tmp, dest, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        return Error(ErrorCode::filesystem,
+                     "cannot place '" + dest.string() + "': " + ec.message());
+    }
+    return Ok{};
+}
 
 nlohmann::json outcome_json(const install::Outcome& o) {
     nlohmann::json archives = nlohmann::json::array();
@@ -67,7 +96,17 @@ int run_install(const InstallCli& o, Context& ctx) {
     if (!ro_result) {
         return report_error(ctx, ro_result.error(), "install");
     }
-    const ResolveOptions& ro = *ro_result;
+    ResolveOptions ro = *ro_result;
+    std::map<std::string, std::string> local; // sha256 -> the file given with --archive
+    for (const auto& file : o.archives) {
+        auto h = fetch::hash_file(file);
+        if (!h) {
+            return report_error(ctx, h.error(), "install");
+        }
+        local[h->sha256] = file;
+        ro.local_archives.insert(h->sha256);
+    }
+    std::set<std::string> used;
     install::Options io;
     io.base_url = ctx.base_url();
     io.policy = ctx.download_policy();
@@ -116,13 +155,42 @@ int run_install(const InstallCli& o, Context& ctx) {
     }
     nlohmann::json versions = nlohmann::json::array();
     bool changed = false;
+    // Every SPEC is resolved, and every --archive file matched, before anything is installed.
+    std::vector<ResolvedSpec> todo;
     for (const auto& text : specs) {
         auto resolved =
             resolve_with_indexes(ctx, *trusted, names, text, ro, o.allow_unpinned, "install");
         if (!resolved) {
             return report_error(ctx, resolved.error(), "install");
         }
-        const Resolution* res = &resolved->res;
+        for (const auto& a : resolved->res.archives) {
+            if (local.count(a.artifact.sha256)) {
+                used.insert(a.artifact.sha256);
+            }
+        }
+        todo.push_back(std::move(*resolved));
+    }
+    for (const auto& [sha, file] : local) {
+        if (!used.count(sha)) {
+            return report_error(
+                ctx,
+                Error(ErrorCode::usage,
+                      "--archive '" + file + "' (sha256 " + sha.substr(0, 16) +
+                          "...) is none of the archives to install")
+                    .with_hint("cudaenv resolve SPEC --json lists each archive's sha256"),
+                "install");
+        }
+    }
+    for (const auto& resolved : todo) {
+        const Resolution* res = &resolved.res;
+        for (const auto& a : res->archives) {
+            auto it = local.find(a.artifact.sha256);
+            if (it != local.end() && !o.dry_run) {
+                if (auto st = stage_local_archive(it->second, it->first, root.downloads()); !st) {
+                    return report_error(ctx, st.error(), "install");
+                }
+            }
+        }
         ProgressReporter progress(*ctx.err, ctx.stderr_tty, ctx.json || o.dry_run);
         auto out = install::install(
             root, *res, io, [&](const install::Event& e) { progress.on_event(e); });
@@ -184,7 +252,8 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv install tf-2.13                  CUDA 11.8 + cuDNN 8.6, verified, in lib64\n"
         "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
-        "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n");
+        "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n"
+        "  cudaenv install tf-2.1 --archive cudnn-10.1-linux-x64-v7.6.4.38.tgz\n");
     sub->add_option("spec",
                     o->specs,
                     "what to install (see `cudaenv resolve`); default: what the project's "
@@ -195,6 +264,11 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->add_flag("--allow-unpinned",
                   o->allow_unpinned,
                   "trust NVIDIA's index for a release the manifests do not pin");
+    sub->add_option("--archive",
+                    o->archives,
+                    "a file you downloaded yourself (a cuDNN NVIDIA serves only behind a login): "
+                    "used for the archive whose pinned sha256 it has")
+        ->check(CLI::ExistingFile);
     sub->callback([o, &ctx] { ctx.exit_code = run_install(*o, ctx); });
 }
 

@@ -82,9 +82,12 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
         j.url = a.artifact.path.empty()
                     ? a.artifact.url
                     : CUDAENV_TRY(manifest::join_url(o.base_url, a.artifact.path, a.component));
-        // a runfile gives one entry per profile: what a runtime install took is not a devel one
-        auto comp =
-            a.runfile ? std::optional(archive::Compression::none) : archive::compression_for(loc);
+        // a runfile gives one entry per profile: what a runtime install took is not a devel one;
+        // an artifact known only by its hash (install --archive FILE put it in the downloads)
+        // is a runfile, or a cuDNN .tgz of the tarball era
+        auto comp = a.runfile     ? std::optional(archive::Compression::none)
+                    : loc.empty() ? std::optional(archive::Compression::gzip)
+                                  : archive::compression_for(loc);
         if (a.runfile) {
             j.entry += "-" + a.runfile->profile;
         }
@@ -188,6 +191,12 @@ Status run_job(const store::Root& root,
             }
         };
     emit(Event::Kind::downloading);
+    if (j.url.empty() && !fs::exists(root.downloads() / j.archive.artifact.sha256)) {
+        return Error(ErrorCode::usage,
+                     j.archive.component + " " + j.archive.version.str() +
+                         " is known only by its sha256 (" + j.archive.artifact.sha256 + ")")
+            .with_hint("download it from NVIDIA and give it with --archive FILE");
+    }
     fetch::Request req;
     req.url = j.url;
     req.dest = root.downloads() / j.archive.artifact.sha256;

@@ -204,11 +204,11 @@ Result<archive::Extracted> extract_runfile(const fs::path& path,
     });
     if (!any) {
         return Error(ErrorCode::unsafe_archive,
-                     "the runfile '" + name +
-                         "' holds none of the components asked for (no builds/" +
-                         (sel.components.empty() ? std::string("<component>")
-                                                 : sel.components.front()) +
-                         "/ folder): not a CUDA " + cuda.str() + " installer")
+                     "the runfile '" + name + "' holds none of the components asked for (" +
+                         (cuda.major() >= 11 ? "no builds/<component>/ folder"
+                          : cuda10_1         ? "no builds/cuda-toolkit/ tree"
+                                             : "no toolkit files in its nested installer") +
+                         "): not a CUDA " + cuda.str() + " installer")
             .with_hint("nothing was installed; the file or the mirror serving it is bad");
     }
     return x;

@@ -141,7 +141,11 @@ Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRe
     return err;
 }
 
-void add_archives(const Catalog& c, Resolution& res) {
+/// What to do about an artifact NVIDIA serves only behind a login.
+constexpr const char* k_give_it =
+    ": download it from NVIDIA (a login is needed) and give it with install --archive FILE";
+
+void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) {
     const auto& cuda = *res.cuda;
     if (cuda.source == CudaSource::runfile) {
         auto it = cuda.runfiles.find(res.platform);
@@ -149,10 +153,10 @@ void add_archives(const Catalog& c, Resolution& res) {
         if (it == cuda.runfiles.end()) {
             res.not_installable.push_back("CUDA " + cuda.version.str() + " has no " + res.platform +
                                           " runfile installer");
-        } else if (!it->second.downloadable()) {
+        } else if (!it->second.downloadable() && !opt.local_archives.count(it->second.sha256)) {
             res.not_installable.push_back("no download URL is known for the CUDA " +
                                           cuda.version.str() + " runfile (" + res.platform +
-                                          "); only its sha256 is");
+                                          "); only its sha256 is" + k_give_it);
         } else {
             RunfileSelection sel;
             sel.profile = res.profile;
@@ -183,10 +187,10 @@ void add_archives(const Catalog& c, Resolution& res) {
             res.not_installable.push_back("cuDNN " + res.cudnn->version.str() + " for CUDA " +
                                           res.cudnn_build->cuda + " has no " + res.platform +
                                           " archive");
-        } else if (!it->second.downloadable()) {
+        } else if (!it->second.downloadable() && !opt.local_archives.count(it->second.sha256)) {
             res.not_installable.push_back(
                 "no download URL is known for cuDNN " + res.cudnn->version.str() + " for CUDA " +
-                res.cudnn_build->cuda + " (" + res.platform + "); only its sha256 is");
+                res.cudnn_build->cuda + " (" + res.platform + "); only its sha256 is" + k_give_it);
         } else {
             res.archives.push_back({"cudnn", res.cudnn->version, it->second, std::nullopt});
         }
@@ -356,7 +360,7 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
             res.cudnn_sublibraries = {"libcudnn"};
         }
     }
-    add_archives(c, res);
+    add_archives(c, res, opt);
     return res;
 }
 

@@ -8,6 +8,7 @@
 #include "../spec.hpp"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct ResolveOptions {
     std::optional<Version> cudnn; ///< --cudnn
     std::string profile = "runtime";
     std::string platform = "linux-x86_64";
+    /// sha256s of files the user has (install --archive FILE): an artifact known only by its
+    /// hash is installable when its file is here.
+    std::set<std::string> local_archives;
 };
 
 /// What to take from a runfile installer (it lists no components: its payload has one folder
