@@ -39,7 +39,7 @@ RUNTIME = ["cuda_cudart", "cuda_nvrtc", "libcublas", "libcufft", "libcurand", "l
 PREFIXES = {"libcufft": "libcufft", "libcusparse": "libcusparse", "libcusolver": "libcusolver",
             "libcurand": "libcurand", "cuda_nvrtc": "libnvrtc", "libcublas": "libcublas",
             "libnvjitlink": "libnvJitLink"}
-TARGET = 500 << 20  # bytes of runtime payload, about
+TARGET = 300 << 20  # bytes of runtime payload, about
 
 
 def sources():

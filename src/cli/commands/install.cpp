@@ -253,7 +253,7 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
         "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n"
-        "  cudaenv install tf-2.1 --archive cudnn-10.1-linux-x64-v7.6.4.38.tgz\n");
+        "  cudaenv install 10.1+cudnn-7.6.4 --archive cudnn-10.1-linux-x64-v7.6.4.38.tgz\n");
     sub->add_option("spec",
                     o->specs,
                     "what to install (see `cudaenv resolve`); default: what the project's "
