@@ -109,7 +109,13 @@ def test_devel_after_runtime_reuses_nothing_wrongly_and_keeps_the_hash_check(run
     assert sorted(n.rsplit("-", 1)[1] for n in names) == ["devel", "runtime"]
 
 
-def test_tf24_through_global_loads_the_11_0_runtime(run, tmp_path):
+PROBE = ('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\nunsigned long cudnnGetVersion(void);\n'
+         'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d %lu\\n",v,cudnnGetVersion());return 0;}\n')
+
+
+def into_sysroot(run, tmp_path):
+    """Moves `run` into a sysroot with its own /etc/ld.so.conf (the root as /opt/cudaenv), for
+    `global` and the real loader; skips where that cannot work."""
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare")
     s = tmp_path / "sysroot"
@@ -118,20 +124,36 @@ def test_tf24_through_global_loads_the_11_0_runtime(run, tmp_path):
     (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
     run.root = s / "opt" / "cudaenv"
     run.env.update(CUDAENV_ROOT=str(run.root), CUDAENV_SYSROOT=str(s))
-    assert run("install", "tf-2.4").rc == 0
-    res = run("global", "tf-2.4")
-    assert res.rc == 0, res
-    probe = tmp_path / "probe.c"
-    probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\nunsigned long cudnnGetVersion(void);\n'
-                     'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d %lu\\n",v,cudnnGetVersion());return 0;}\n')
-    lib = run.root / "versions" / VERSION / "lib64"
-    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "probe"), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
+    return s
+
+
+def probe_linked_to(run, tmp_path, version):
+    """A program linked against `version`'s libcudart and libcudnn, printing both versions."""
+    src = tmp_path / "probe.c"
+    src.write_text(PROBE)
+    out = tmp_path / ("probe-" + version)
+    lib = run.root / "versions" / version / "lib64"
+    subprocess.run(["gcc", str(src), "-o", str(out), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
+    return out
+
+
+def run_inside(run, sysroot, program):
+    """Runs `program` where the sysroot's /etc and /usr/local are the machine's (unshare -m)."""
     script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
-              f'mount --bind "{run.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
-              f'mount --bind "{s}/etc" /etc && ldd "{tmp_path}/probe" | grep -E "cudart|cudnn"; "{tmp_path}/probe"')
+              f'mount --bind "{run.root}" /opt/cudaenv && mount --bind "{sysroot}/usr/local" /usr/local && '
+              f'mount --bind "{sysroot}/etc" /etc && ldd "{program}" | grep -E "cudart|cudnn"; "{program}"')
     out = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
     if "mount:" in out.stderr:
         pytest.skip("cannot mount here: " + out.stderr.strip())
+    return out
+
+
+def test_tf24_through_global_loads_the_11_0_runtime(run, tmp_path):
+    s = into_sysroot(run, tmp_path)
+    assert run("install", "tf-2.4").rc == 0
+    res = run("global", "tf-2.4")
+    assert res.rc == 0, res
+    out = run_inside(run, s, probe_linked_to(run, tmp_path, VERSION))
     assert "/usr/local/cuda/lib64/libcudart.so.11.0" in out.stdout, out
     assert "/usr/local/cuda/lib64/libcudnn.so.8" in out.stdout, out
     assert out.stdout.strip().splitlines()[-1] == "11000 8005"
@@ -301,40 +323,24 @@ def test_cuda10_devel_takes_npp_and_full_takes_everything_but_the_installers(run
 
 
 def test_tf115_through_global_loads_the_10_0_runtime(run, tmp_path):
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        pytest.skip("needs root and unshare")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
-    run.root = s / "opt" / "cudaenv"
-    run.env.update(CUDAENV_ROOT=str(run.root), CUDAENV_SYSROOT=str(s))
+    s = into_sysroot(run, tmp_path)
     assert run("install", "tf-1.15", "tf-2.4").rc == 0
-    probe = tmp_path / "probe.c"
-    probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\nunsigned long cudnnGetVersion(void);\n'
-                     'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d %lu\\n",v,cudnnGetVersion());return 0;}\n')
-    for name, version in (("probe10", VERSION10), ("probe11", VERSION)):
-        lib = run.root / "versions" / version / "lib64"
-        subprocess.run(["gcc", str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
+    probe10 = probe_linked_to(run, tmp_path, VERSION10)
+    probe11 = probe_linked_to(run, tmp_path, VERSION)
 
     def inside(program):
-        script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
-                  f'mount --bind "{run.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
-                  f'mount --bind "{s}/etc" /etc && ldd "{program}" | grep -E "cudart|cudnn"; "{program}"')
-        return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+        return run_inside(run, s, program)
 
     assert run("global", "tf-1.15").rc == 0
-    out = inside(tmp_path / "probe10")
-    if "mount:" in out.stderr:
-        pytest.skip("cannot mount here: " + out.stderr.strip())
+    out = inside(probe10)
     assert "/usr/local/cuda/lib64/libcudart.so.10.0" in out.stdout, out
     assert "/usr/local/cuda/lib64/libcudnn.so.7" in out.stdout, out
     assert out.stdout.strip().splitlines()[-1] == "10000 7402"
     # the sonames carry the minor before CUDA 11: TF 2.4's program finds no runtime under 10.0
-    assert inside(tmp_path / "probe11").returncode != 0
+    assert inside(probe11).returncode != 0
     assert run("global", "tf-2.4").rc == 0
-    assert inside(tmp_path / "probe11").stdout.strip().splitlines()[-1] == "11000 8005"
-    assert inside(tmp_path / "probe10").returncode != 0
+    assert inside(probe11).stdout.strip().splitlines()[-1] == "11000 8005"
+    assert inside(probe10).returncode != 0
 
 
 def nested_hostile(run, tmp_path, inner_members):
