@@ -12,7 +12,7 @@ import pytest
 
 EXE = os.environ.get("CUDAENV_EXE")
 MANIFESTS = Path(os.environ.get("CUDAENV_TEST_MANIFESTS", Path(__file__).parents[2] / "manifests"))
-REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents[3] / "shared" / "reference"))
+REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents[2] / "data" / "reference"))
 
 
 def open_to_others(path):

@@ -50,21 +50,40 @@ nlohmann::json resolution_json(const Resolution& r) {
                               {"compiler", fr.compiler}};
     }
     const auto& c = *r.cuda;
+    auto index_json = [](const manifest::PinnedIndex& p) {
+        return json{{"path", p.index.path}, {"sha256", p.index.sha256}};
+    };
     json cuda{{"version", c.version.str()},
-              {"source", c.source == manifest::CudaSource::redist ? "redist" : "runfile"},
-              {"release_date", c.release_date}};
-    if (c.nvcc_version) {
-        cuda["nvcc_version"] = c.nvcc_version->str();
+              {"source", manifest::source_name(c.source)},
+              {"known", r.cuda_index ? "index" : "full"},
+              {"release_date", c.release_date},
+              {"nvcc_version", c.nvcc_version ? json(c.nvcc_version->str()) : json()}};
+    if (r.cuda_index) {
+        cuda["index"] = index_json(*r.cuda_index);
     }
     j["cuda"] = cuda;
-    j["cudnn"] = r.cudnn ? json{{"version", r.cudnn->version.str()},
-                                {"major", r.cudnn->major},
-                                {"cuda_build", r.cudnn_build->cuda}}
-                         : json();
+    if (r.cudnn) {
+        j["cudnn"] = json{{"version", r.cudnn->version.str()},
+                          {"major", r.cudnn->major},
+                          {"known", "full"},
+                          {"cuda_build", r.cudnn_build->cuda}};
+    } else if (r.cudnn_index) {
+        j["cudnn"] = json{{"version", r.cudnn_index->version.str()},
+                          {"major", r.cudnn_index->version.major()},
+                          {"known", "index"},
+                          {"cuda_build", json()},
+                          {"index", index_json(*r.cudnn_index)}};
+    } else {
+        j["cudnn"] = json();
+    }
+    j["known"] = r.known();
     json driver = json::object();
     if (c.driver_min) {
         driver["min"] = c.driver_min->str();
         driver["min_source"] = c.driver_min_source;
+        if (!c.driver_min_basis.empty()) {
+            driver["min_basis"] = c.driver_min_basis;
+        }
     }
     driver["compat_min"] = c.driver_compat_min ? json(c.driver_compat_min->str()) : json();
     j["driver"] = driver;
@@ -106,19 +125,28 @@ void print_text(std::ostream& o, const Resolution& r) {
         o << r.spec << "\n";
     }
     std::string cuda_line = c.version.str();
-    if (c.nvcc_version) {
+    if (r.cuda_index) {
+        cuda_line += "  (known by NVIDIA's index only: " + r.cuda_index->index.path + ", sha256 " +
+                     r.cuda_index->index.sha256.substr(0, 16) + "...)";
+    } else if (c.nvcc_version) {
         cuda_line += "  (nvcc " + c.nvcc_version->str();
         cuda_line += c.release_date.empty() ? ")" : ", released " + c.release_date + ")";
     }
     row("CUDA", cuda_line);
     if (r.cudnn) {
         row("cuDNN", r.cudnn->version.str() + "  (build for CUDA " + r.cudnn_build->cuda + ")");
+    } else if (r.cudnn_index) {
+        row("cuDNN", r.cudnn_index->version.str() + "  (known by NVIDIA's index only: " +
+                         r.cudnn_index->index.path + ", sha256 " +
+                         r.cudnn_index->index.sha256.substr(0, 16) + "...)");
     } else {
         row("cuDNN", "none (add one: " + c.version.truncated(2).str() + "+cudnn-9 or --cudnn)");
     }
     row("version", r.version_name());
     std::string driver;
-    if (c.driver_min) {
+    if (c.driver_min && c.driver_min_source.rfind("branch:", 0) == 0) {
+        driver = c.driver_min_source.substr(7) + " or newer for full support";
+    } else if (c.driver_min) {
         driver = ">= " + c.driver_min->str() + " for full support";
     }
     if (c.driver_compat_min) {
@@ -187,45 +215,15 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     if (!ro) {
         return report_error(ctx, ro.error(), "resolve");
     }
-    // A release known by its index's sha256 alone: say what is known before any fetch.
-    const manifest::PinnedIndex* pinned = nullptr;
-    if (spec->cuda && spec->kind != Spec::Kind::framework) {
-        pinned = cat.pinned_index("cuda", *spec->cuda);
-    }
-    if (!pinned && spec->cudnn) {
-        pinned = cat.pinned_index("cudnn", *spec->cudnn);
-    }
-    if (pinned) {
-        std::string what = pinned->product == "cuda" ? "CUDA" : "cuDNN";
-        if (ctx.json) {
-            emit_json(ctx,
-                      {{"spec", o.spec},
-                       {"index_pinned",
-                        {{"product", pinned->product},
-                         {"version", pinned->version.str()},
-                         {"index", pinned->index.path},
-                         {"sha256", pinned->index.sha256}}},
-                       {"installable", true}});
-        } else {
-            *ctx.out << o.spec << "\n  " << what << (what.size() == 4 ? "     " : "    ")
-                     << pinned->version.str()
-                     << "  known by NVIDIA's index only: " << pinned->index.path
-                     << "\n           sha256 " << pinned->index.sha256
-                     << " (pinned by the manifests)\n"
-                     << "  cudaenv install " << o.spec
-                     << " fetches that index, checks it against the pin, and installs from it\n";
-        }
-        return 0;
-    }
-    auto res = resolve(cat, *spec, *ro);
-    if (!res) {
+    auto d = describe(cat, *spec, *ro);
+    if (!d) {
         return report_error(
-            ctx, Error(res.error()).with_context("resolving '" + o.spec + "'"), "resolve");
+            ctx, Error(d.error()).with_context("resolving '" + o.spec + "'"), "resolve");
     }
     if (ctx.json) {
-        emit_json(ctx, resolution_json(*res));
+        emit_json(ctx, resolution_json(d->res));
     } else {
-        print_text(*ctx.out, *res);
+        print_text(*ctx.out, d->res);
     }
     return 0;
 }

@@ -48,6 +48,7 @@ struct HostConfig {
 struct PciGpu {
     std::string address;   ///< 0000:65:00.0
     std::string device_id; ///< 0x2330
+    std::string subsystem; ///< "10de:16c0" (subsystem_vendor:subsystem_device); empty if unknown
     std::string name;      ///< from pci.ids, else NVML, else "NVIDIA device 0x2330"
     std::string sysfs;     ///< /sys/bus/pci/devices/0000:65:00.0
 };
@@ -177,6 +178,10 @@ class Host {
     const manifest::CudaRelease* cuda_release_for(const Version& major_minor);
     const manifest::Rules* rules();
     const std::vector<manifest::Gpu>& gpu_table();
+    /// gpu-support.json: GPUs by PCI id, architectures' last branches, branches' end of life.
+    const manifest::GpuSupport& gpu_support();
+    /// Today as YYYY-MM-DD (CUDAENV_TODAY overrides the clock, for fixtures).
+    std::string today();
     const std::vector<manifest::Framework>& frameworks();
 
     /// The version of the toolkit at `prefix` (a machine path): version.json, version.txt, the

@@ -26,6 +26,7 @@ struct Host::Cache {
     std::map<std::string, std::optional<manifest::CudaRelease>, std::less<>> releases;
     std::optional<std::optional<manifest::Rules>> rules;
     std::optional<std::vector<manifest::Gpu>> gpus;
+    std::optional<manifest::GpuSupport> gpu_support;
     std::optional<std::vector<manifest::Framework>> frameworks;
     std::map<std::string, std::string, std::less<>> owners; ///< real file -> package
 };

@@ -3,6 +3,7 @@
 #include "../activate/machine.hpp"
 #include "../activate/selection.hpp"
 #include "../manifest/codec.hpp"
+#include "../manifest/gpu_support.hpp"
 #include "../store/records.hpp"
 #include "host_internal.hpp"
 
@@ -18,6 +19,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <set>
 
@@ -82,10 +84,29 @@ const std::vector<PciGpu>& Host::pci_gpus() {
         g.address = dev;
         g.sysfs = dir;
         g.device_id = trim(read(join_machine(dir, "device"), 64).value_or(""));
+        auto sv = manifest::normalize_pci_id(
+            trim(read(join_machine(dir, "subsystem_vendor"), 64).value_or("")));
+        auto sd = manifest::normalize_pci_id(
+            trim(read(join_machine(dir, "subsystem_device"), 64).value_or("")));
+        if (!sv.empty() && !sd.empty()) {
+            g.subsystem = sv + ":" + sd;
+        }
         g.name = pci_ids_name(*this, g.device_id);
         out.push_back(std::move(g));
     }
     return *(m_cache->pci = std::move(out));
+}
+
+std::string Host::today() {
+    if (auto t = env("CUDAENV_TODAY"); t && t->size() == 10) {
+        return *t;
+    }
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
 }
 
 const DriverFacts& Host::driver() {

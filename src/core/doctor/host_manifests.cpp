@@ -2,6 +2,7 @@
 #include "../activate/machine.hpp"
 #include "../activate/selection.hpp"
 #include "../manifest/codec.hpp"
+#include "../manifest/gpu_support.hpp"
 #include "../store/records.hpp"
 #include "host_internal.hpp"
 
@@ -118,6 +119,14 @@ const std::vector<manifest::Gpu>& Host::gpu_table() {
                             .value_or(std::vector<manifest::Gpu>{});
     }
     return *m_cache->gpus;
+}
+
+const manifest::GpuSupport& Host::gpu_support() {
+    if (!m_cache->gpu_support) {
+        auto s = manifest::load_gpu_support(m_config.manifests);
+        m_cache->gpu_support = s ? std::move(*s) : manifest::GpuSupport{};
+    }
+    return *m_cache->gpu_support;
 }
 
 const std::vector<manifest::Framework>& Host::frameworks() {

@@ -76,7 +76,7 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
     for (const auto& a : res.archives) {
         Job j;
         j.archive = a;
-        j.cudnn = a.component == "cudnn";
+        j.cudnn = manifest::is_cudnn_component(a.component);
         j.entry = a.component + "-" + a.version.str() + "-" + a.artifact.sha256.substr(0, 12);
         std::string loc = a.artifact.path.empty() ? a.artifact.url : a.artifact.path;
         j.url = a.artifact.path.empty()

@@ -313,13 +313,23 @@ Result<CudaRelease> parse_cuda_release(const json& doc, std::string_view origin)
         r.source = CudaSource::runfile;
         const json* run = CUDAENV_TRY(rd.object(doc, "runfiles"));
         r.runfiles = CUDAENV_TRY(platform_map(rd, *run, "runfiles", false));
+    } else if (source == "index") {
+        r.source = CudaSource::index;
+        const json* red = CUDAENV_TRY(rd.object(doc, "redistrib"));
+        r.redistrib = CUDAENV_TRY(rd.artifact(*red, "redistrib", false));
+        if (r.redistrib->path != redistrib_path("cuda", r.version.str())) {
+            return rd.error("redistrib: an index-known release's index must be at '" +
+                            redistrib_path("cuda", r.version.str()) + "'");
+        }
     } else {
-        return rd.error("unknown source '" + source + "' (expected 'redist' or 'runfile')");
+        return rd.error("unknown source '" + source +
+                        "' (expected 'redist', 'runfile' or 'index')");
     }
     r.nvcc_version = CUDAENV_TRY(rd.opt_version(doc, "nvcc_version"));
     if (auto it = doc.find("driver"); it != doc.end() && it->is_object()) {
         r.driver_min = CUDAENV_TRY(rd.opt_version(*it, "min"));
         r.driver_min_source = rd.opt_string(*it, "min_source");
+        r.driver_min_basis = rd.opt_string(*it, "min_basis");
         r.driver_compat_min = CUDAENV_TRY(rd.opt_version(*it, "compat_min"));
     }
     if (auto it = doc.find("sm"); it != doc.end() && it->is_object()) {
@@ -420,6 +430,19 @@ Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origi
         // Sizes are known where NVIDIA's index was saved; for releases known only by their
         // hash (Spack) the size is absent and the download is capped by the hash check alone.
         build.platforms = CUDAENV_TRY(platform_map(rd, *plats, "build cuda" + build.cuda, false));
+        if (auto ex = b.find("extras"); ex != b.end()) {
+            if (!ex->is_object()) {
+                return rd.error("build cuda" + build.cuda + ": 'extras' must be an object");
+            }
+            for (const auto& [name, eplats] : ex->items()) {
+                if (!is_cudnn_component(name) || name == "cudnn" || !eplats.is_object()) {
+                    return rd.error("build cuda" + build.cuda + ": extra '" + name +
+                                    "' is not a cuDNN component (cudnn_*) with platforms");
+                }
+                build.extras[name] = CUDAENV_TRY(
+                    platform_map(rd, eplats, "build cuda" + build.cuda + " " + name, true));
+            }
+        }
         r.builds.push_back(std::move(build));
     }
     return r;
@@ -516,6 +539,16 @@ Result<std::vector<PinnedIndex>> parse_indexes(const json& doc, std::string_view
             if (p.index.path != want) {
                 return rd.error("the index of " + std::string(product) + " " + p.version.str() +
                                 " must be at '" + want + "', not '" + p.index.path + "'");
+            }
+            if (auto rel = e.find("release"); rel != e.end() && std::string(product) == "cuda") {
+                auto r = CUDAENV_TRY(parse_cuda_release(*rel, std::string(origin) + " release"));
+                if (r.source != CudaSource::index || r.version != p.version ||
+                    !r.redistrib || r.redistrib->sha256 != p.index.sha256) {
+                    return rd.error("the release of cuda " + p.version.str() +
+                                    " must be its index-known facts (source 'index', same "
+                                    "version and index)");
+                }
+                p.release = std::move(r);
             }
             out.push_back(std::move(p));
         }
@@ -665,7 +698,7 @@ ojson to_json(const CudaRelease& r) {
     if (!r.release_date.empty()) {
         j["release_date"] = r.release_date;
     }
-    j["source"] = r.source == CudaSource::redist ? "redist" : "runfile";
+    j["source"] = source_name(r.source);
     if (r.redistrib) {
         j["redistrib"] = artifact_json(*r.redistrib);
     }
@@ -679,6 +712,9 @@ ojson to_json(const CudaRelease& r) {
     if (r.driver_min) {
         d["min"] = r.driver_min->str();
         d["min_source"] = r.driver_min_source;
+        if (!r.driver_min_basis.empty()) {
+            d["min_basis"] = r.driver_min_basis;
+        }
     }
     if (r.driver_compat_min) {
         d["compat_min"] = r.driver_compat_min->str();
@@ -743,6 +779,13 @@ ojson to_json(const CudnnRelease& r) {
             one["cuda_max"] = b.cuda_max->str();
         }
         one["platforms"] = platforms_json(b.platforms);
+        if (!b.extras.empty()) {
+            ojson ex = ojson::object();
+            for (const auto& [name, plats] : b.extras) {
+                ex[name] = platforms_json(plats);
+            }
+            one["extras"] = ex;
+        }
         builds.push_back(std::move(one));
     }
     j["builds"] = builds;
@@ -789,6 +832,9 @@ nlohmann::ordered_json indexes_to_json(const std::vector<PinnedIndex>& indexes) 
                 ojson a = artifact_json(p.index);
                 for (auto& [k, v] : a.items()) {
                     e[k] = v;
+                }
+                if (p.release) {
+                    e["release"] = to_json(*p.release);
                 }
                 list.push_back(std::move(e));
             }

@@ -3,6 +3,7 @@
 #include "../fs.hpp"
 #include "../sha256.hpp"
 #include "codec.hpp"
+#include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
 
 #include <nlohmann/json.hpp>
@@ -91,7 +92,59 @@ struct Facts {
     std::map<unsigned, Version> compat_floor;
     /// registry sha256 of redistrib files: "cuda"/"cudnn" -> version -> sha256
     std::map<std::string, std::map<std::string, std::string>> registry;
+    /// CUDA major.minor -> the driver branch its release notes name (from 13.4, where Table 3
+    /// no longer has a row per release), with the source
+    std::map<Version, std::pair<unsigned, std::string>> driver_branch;
 };
+
+/// cudaenv-supplement.json beside facts.json (our own facts for releases after facts.json,
+/// each with its source): Table 3 rows, driver branches, host compilers and SM lists by
+/// major.minor. Absent: nothing is added.
+Status apply_supplement(const fs::path& file, Facts& f) {
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {
+        return Ok{};
+    }
+    auto text = CUDAENV_TRY(read_text_file(file));
+    json sup = json::parse(text, nullptr, false);
+    if (sup.is_discarded() || !sup.is_object()) {
+        return gen_error("'" + file.string() + "' is not a JSON object");
+    }
+    for (const auto& row : sup.value("table3", json::array())) {
+        auto v = Version::try_parse(str(row, "cuda"));
+        if (!v || !Version::try_parse(str(row, "linux_min_driver")) || str(row, "source").empty()) {
+            return gen_error("supplement table3 row '" + row.dump() + "' is incomplete");
+        }
+        auto& target = f.min_driver[*v];
+        for (const char* key : {"table3_label", "linux_min_driver", "source"}) {
+            target[key] = row[key];
+        }
+        target["cuda"] = v->str();
+    }
+    for (const auto& row : sup.value("driver_branches", json::array())) {
+        auto v = Version::try_parse(str(row, "cuda"));
+        if (!v || !row.contains("branch") || !row["branch"].is_number_unsigned()) {
+            return gen_error("supplement driver_branches row '" + row.dump() + "' is incomplete");
+        }
+        f.driver_branch[*v] = {row["branch"].get<unsigned>(), str(row, "source")};
+    }
+    for (const auto& row : sup.value("host_compilers", json::array())) {
+        std::string mm = str(row, "cuda");
+        f.doc["nvcc_host_gcc_max"][mm] = json{{"gcc_max", str(row, "gcc_max")},
+                                              {"clang_max", str(row, "clang_max")},
+                                              {"basis", "cudaenv-supplement.json: " +
+                                                            str(row, "source")}};
+    }
+    auto& per_cuda = f.doc["cuda_sm_support"]["per_cuda"];
+    for (const auto& row : sup.value("sm_support", json::array())) {
+        std::string same = str(row, "same_as");
+        if (!per_cuda.contains(same)) {
+            return gen_error("supplement sm_support: no SM list for CUDA '" + same + "'");
+        }
+        per_cuda[str(row, "cuda")] = per_cuda[same];
+    }
+    return Ok{};
+}
 
 Result<Facts> load_facts(const fs::path& file) {
     auto text = read_text_file(file);
@@ -151,6 +204,7 @@ Result<Facts> load_facts(const fs::path& file) {
             f.registry[kind][v] = str(entry, "sha256");
         }
     }
+    CUDAENV_TRY(apply_supplement(file.parent_path() / "cudaenv-supplement.json", f));
     return f;
 }
 
@@ -163,6 +217,7 @@ void apply_driver(const Facts& f, CudaRelease& r) {
         if (auto v = Version::try_parse(str(it->second, "linux_min_driver"))) {
             r.driver_min = v;
             r.driver_min_source = "table3";
+            r.driver_min_basis = str(it->second, "source");
         }
     }
     if (!r.driver_min) {
@@ -171,9 +226,19 @@ void apply_driver(const Facts& f, CudaRelease& r) {
                 if (auto v = Version::try_parse(str(rit->second, "linux_min_driver"))) {
                     r.driver_min = v;
                     r.driver_min_source = "table3:" + rit->first.str();
+                    r.driver_min_basis = str(rit->second, "source");
                     break;
                 }
             }
+        }
+    }
+    // From 13.4 the release notes name a driver branch instead of a row per release: the
+    // minimum is that branch's first driver, written as the branch number (615 <= 615.x.y).
+    if (!r.driver_min) {
+        if (auto b = f.driver_branch.find(r.version.truncated(2)); b != f.driver_branch.end()) {
+            r.driver_min = Version::try_parse(std::to_string(b->second.first));
+            r.driver_min_source = "branch:R" + std::to_string(b->second.first);
+            r.driver_min_basis = b->second.second;
         }
     }
     if (!r.driver_min && it != f.min_driver.end()) {
@@ -380,6 +445,11 @@ Status cudnn_from_redistrib(const fs::path& ref,
                 }
                 b.platforms[platform] = art;
             }
+            for (auto& [name, plats] : ob.extras) {
+                for (auto& [platform, art] : plats) {
+                    b.extras[name][platform] = art;
+                }
+            }
         }
     }
     for (auto& [label, b] : builds) {
@@ -460,10 +530,51 @@ void cudnn_from_facts(const json& release, CudnnRelease& r) {
     }
 }
 
+/// NVIDIA's cuDNN index files in the reference that no facts release names (releases newer than
+/// facts.json, 9.27.0): each is a release of its own, the version its `cudnn` component says.
+Result<json> releases_from_unlisted_indexes(const fs::path& ref, const Facts& f) {
+    std::set<std::string> listed;
+    for (const auto& release : f.doc["cudnn_releases"]["releases"]) {
+        for (const auto& m : release.value("manifests", json::array())) {
+            if (m.is_string()) {
+                listed.insert(m.get<std::string>());
+            }
+        }
+    }
+    std::map<Version, json> found;
+    for (const auto& entry : fs::directory_iterator(ref)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind("cudnn-redistrib_", 0) != 0 || entry.path().extension() != ".json" ||
+            listed.count(name)) {
+            continue;
+        }
+        auto text = CUDAENV_TRY(read_text_file(entry.path()));
+        auto idx = CUDAENV_TRY(parse_redistrib(text, entry.path().string()));
+        const auto* c = idx.find("cudnn");
+        auto v = c ? Version::try_parse(c->version) : std::nullopt;
+        if (!v) {
+            return gen_error(name + " has no readable cudnn version");
+        }
+        auto& release = found[*v];
+        release["version"] = v->str();
+        release["release_date"] = idx.release_date;
+        release["manifests"].push_back(name);
+    }
+    json out = json::array();
+    for (auto& [v, release] : found) {
+        out.push_back(std::move(release));
+    }
+    return out;
+}
+
 Result<std::vector<CudnnRelease>>
 cudnn_releases(const fs::path& ref, const Facts& f, GenerateReport& report) {
     std::vector<CudnnRelease> out;
-    for (const auto& release : f.doc["cudnn_releases"]["releases"]) {
+    json all = f.doc["cudnn_releases"]["releases"];
+    for (auto& extra : CUDAENV_TRY(releases_from_unlisted_indexes(ref, f))) {
+        all.push_back(std::move(extra));
+    }
+    for (const auto& release : all) {
         auto v = Version::try_parse(str(release, "version"));
         if (!v || *v < k_first_cudnn) {
             continue;
@@ -596,6 +707,235 @@ std::vector<Gpu> gpus(const Facts& f, GenerateReport& report) {
     return out;
 }
 
+/// Splits a tab-separated table with a header line into rows of named fields.
+std::vector<std::map<std::string, std::string>> read_tsv(const std::string& text) {
+    std::vector<std::map<std::string, std::string>> rows;
+    std::vector<std::string> header;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::string line = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (!line.empty() && line.back() == '\r') {
+            line.pop_back();
+        }
+        if (line.empty()) {
+            continue;
+        }
+        std::vector<std::string> cells;
+        std::size_t start = 0;
+        while (true) {
+            std::size_t tab = line.find('\t', start);
+            cells.push_back(line.substr(start, tab == std::string::npos ? tab : tab - start));
+            if (tab == std::string::npos) {
+                break;
+            }
+            start = tab + 1;
+        }
+        if (header.empty()) {
+            header = cells;
+            continue;
+        }
+        std::map<std::string, std::string> row;
+        for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) {
+            row[header[i]] = cells[i];
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+/// "520.56.06*@2022-10-12" or "520.56.06*" -> 520.56.06 (the star marks a tag released after
+/// higher-numbered ones).
+std::optional<Version> listed_driver(std::string s) {
+    s = s.substr(0, s.find('@'));
+    if (!s.empty() && s.back() == '*') {
+        s.pop_back();
+    }
+    return Version::try_parse(s);
+}
+
+/// One row of the open kernel modules' GPU tables as a listing.
+Result<GpuListing> listing_of(std::map<std::string, std::string>& row,
+                              const std::string& id_column,
+                              const std::string& newest_column) {
+    GpuListing g;
+    std::string id = row[id_column];
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= id.size();) {
+        std::size_t sp = id.find(' ', start);
+        parts.push_back(id.substr(start, sp == std::string::npos ? sp : sp - start));
+        start = sp == std::string::npos ? id.size() + 1 : sp + 1;
+    }
+    g.device = normalize_pci_id(parts[0]);
+    if (g.device.empty() || (parts.size() != 1 && parts.size() != 3)) {
+        return gen_error("GPU table: PCI id '" + id + "' is not 'DEVICE' or 'DEVICE VENDOR SUB'");
+    }
+    if (parts.size() == 3) {
+        g.subsystem = normalize_pci_id(parts[1]) + ":" + normalize_pci_id(parts[2]);
+        if (g.subsystem.size() != 9) {
+            return gen_error("GPU table: PCI id '" + id + "' has a bad subsystem");
+        }
+    }
+    g.name = row["product_names"].substr(0, row["product_names"].find(';'));
+    const std::string& tags = row["first_per_branch_mainline_tags"];
+    for (std::size_t start = 0; start < tags.size();) {
+        std::size_t comma = tags.find(',', start);
+        std::string one = tags.substr(start, comma == std::string::npos ? comma : comma - start);
+        start = comma == std::string::npos ? tags.size() : comma + 1;
+        auto v = Version::try_parse(one.substr(one.find(':') + 1));
+        if (!v || one.rfind("R" + std::to_string(v->major()) + ":", 0) != 0) {
+            return gen_error("GPU table: " + id + ": branch entry '" + one + "' is not Rnnn:version");
+        }
+        g.first_per_branch[v->major()] = *v;
+    }
+    if (g.first_per_branch.empty()) {
+        return gen_error("GPU table: " + id + " lists no branch");
+    }
+    // the lowest tag that lists it, when no mainline entry is that tag (520.56.06 for H100 PCIe)
+    if (auto low = listed_driver(row["lowest_version_listing@date"])) {
+        auto same = g.first_per_branch.find(low->major());
+        bool mainline = same != g.first_per_branch.end() && same->second == *low;
+        if (!mainline && Version::compare_numeric(*low, g.first_per_branch.begin()->second) <= 0 &&
+            (same == g.first_per_branch.end() ||
+             Version::compare_numeric(*low, same->second) < 0)) {
+            g.off_mainline = *low;
+        }
+    }
+    auto last = listed_driver(row["last_tag_listed"]);
+    if (!last) {
+        return gen_error("GPU table: " + id + " has no last_tag_listed");
+    }
+    g.last_listed = *last;
+    g.listed_in_newest = row[newest_column] != "NO";
+    return g;
+}
+
+bool same_listing(const GpuListing& a, const GpuListing& b) {
+    return a.first_per_branch == b.first_per_branch && a.off_mainline == b.off_mainline &&
+           a.last_listed == b.last_listed && a.listed_in_newest == b.listed_in_newest;
+}
+
+/// "Long Term Support Branch, EOL June 2026, ..." -> {kind, "2026-06"}
+std::optional<DriverBranchLife> branch_life(const std::string& key, const std::string& text) {
+    static const char* months[] = {"January", "February", "March",     "April",
+                                   "May",     "June",     "July",      "August",
+                                   "September", "October", "November", "December"};
+    auto branch = Version::try_parse(key.size() > 1 && key[0] == 'R' ? key.substr(1) : "");
+    auto eol = text.find("EOL ");
+    if (!branch || eol == std::string::npos) {
+        return std::nullopt;
+    }
+    DriverBranchLife life;
+    life.branch = branch->major();
+    life.kind = text.substr(0, text.find(','));
+    std::string rest = text.substr(eol + 4);
+    for (int m = 0; m < 12; ++m) {
+        std::string name = months[m];
+        if (rest.rfind(name + " ", 0) == 0 && rest.size() >= name.size() + 5) {
+            std::string year = rest.substr(name.size() + 1, 4);
+            life.end_of_life = year + "-" + (m < 9 ? "0" : "") + std::to_string(m + 1);
+            return life;
+        }
+    }
+    return std::nullopt;
+}
+
+/// gpus/ in the reference: the open kernel modules' "Compatible GPUs" at every tag, by device
+/// and by subsystem, and NVIDIA's architecture matrix with the branches' end of life.
+Result<std::optional<GpuSupport>> gpu_support(const fs::path& ref, GenerateReport& report) {
+    std::error_code ec;
+    fs::path dir = ref / "gpus";
+    if (!fs::is_directory(dir, ec)) {
+        return std::optional<GpuSupport>{};
+    }
+    GpuSupport s;
+    s.listings_source = "NVIDIA/open-gpu-kernel-modules README 'Compatible GPUs' at every tag "
+                        "(reference gpus/gpu-first-driver*.tsv): the first mainline driver of each "
+                        "branch that lists the GPU";
+    auto devices = read_tsv(CUDAENV_TRY(read_text_file(dir / "gpu-first-driver.tsv")));
+    auto subsystems =
+        read_tsv(CUDAENV_TRY(read_text_file(dir / "gpu-first-driver-by-subsystem.tsv")));
+    std::string newest_column;
+    if (!devices.empty()) {
+        for (const auto& [key, value] : devices.front()) {
+            if (key.rfind("listed_in_newest_", 0) == 0) {
+                newest_column = key;
+                s.newest_driver = Version::try_parse(key.substr(17));
+            }
+        }
+    }
+    if (!s.newest_driver) {
+        return gen_error("gpus/gpu-first-driver.tsv has no listed_in_newest_<driver> column");
+    }
+    std::map<std::string, GpuListing> by_device;
+    for (auto& row : devices) {
+        auto g = CUDAENV_TRY(listing_of(row, "pci_device_id", newest_column));
+        by_device[g.device] = g;
+        s.listings.push_back(std::move(g));
+    }
+    for (auto& row : subsystems) {
+        if (row["first_per_branch_mainline_tags"].empty()) {
+            continue; // named by off-mainline tags only (2 rows): the device's row answers
+        }
+        auto g = CUDAENV_TRY(listing_of(row, "pci_full_id", newest_column));
+        auto dev = by_device.find(g.device);
+        if (dev == by_device.end()) {
+            return gen_error("GPU table: subsystem row of " + g.device + " has no device row");
+        }
+        // a subsystem that the device's own row already describes adds nothing
+        if (!g.subsystem.empty() && !same_listing(g, dev->second)) {
+            s.listings.push_back(std::move(g));
+        }
+    }
+    std::sort(s.listings.begin(), s.listings.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.device, a.subsystem) < std::tie(b.device, b.subsystem);
+    });
+    report.gpu_listings = s.listings.size();
+
+    auto text = CUDAENV_TRY(read_text_file(dir / "arch-last-driver.json"));
+    json arch = json::parse(text, nullptr, false);
+    if (arch.is_discarded() || !arch.is_object()) {
+        return gen_error("gpus/arch-last-driver.json is not a JSON object");
+    }
+    s.architectures_source = str(arch, "source");
+    for (const auto& row : arch.value("rows", json::array())) {
+        ArchitectureSupport a;
+        a.architecture = str(row, "architecture");
+        for (const auto& cc : row.value("cc", json::array())) {
+            auto v = Version::try_parse(cc.get<std::string>());
+            if (v && v->size() == 2) {
+                a.compute_capabilities.push_back(v->major() * 10 + v->minor());
+            }
+        }
+        std::string last = str(row, "last_driver");
+        if (auto b = Version::try_parse(last.size() > 1 && last[0] == 'R' ? last.substr(1) : "")) {
+            a.last_branch = b->major();
+        }
+        a.last_toolkit = str(row, "last_toolkit");
+        s.architectures.push_back(std::move(a));
+    }
+    const auto& life = arch.value("driver_branch_lifecycle", json::object());
+    s.branches_source = str(life, "source");
+    for (const auto& [key, value] : life.items()) {
+        if (!value.is_string() || key == "source") {
+            continue;
+        }
+        auto b = branch_life(key, value.get<std::string>());
+        if (!b) {
+            return gen_error("gpus/arch-last-driver.json: branch " + key + " has no 'EOL Month YYYY'");
+        }
+        s.branches.push_back(std::move(*b));
+    }
+    std::sort(s.branches.begin(), s.branches.end(), [](const auto& a, const auto& b) {
+        return a.branch < b.branch;
+    });
+    return std::optional<GpuSupport>{std::move(s)};
+}
+
 Rules rules(const Facts& f) {
     Rules r;
     for (const auto& [major, spec] : f.doc["cudnn_releases"]["sublibraries"].items()) {
@@ -652,6 +992,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     for (auto& r : cuda_runfile_releases(facts, report)) {
         cuda.push_back(std::move(r));
     }
+    std::sort(cuda.begin(), cuda.end(), [](const auto& a, const auto& b) {
+        return a.version < b.version;
+    });
     std::map<std::string, std::string> cuda_files;
     for (const auto& r : cuda) {
         cuda_files[r.version.str() + ".json"] = render(to_json(r));
@@ -684,7 +1027,21 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
                 });
             }
             if (v && !described && is_sha256_hex(sha)) {
-                pinned.push_back(PinnedIndex{kind, *v, Artifact{path, {}, sha, std::nullopt}});
+                PinnedIndex p{kind, *v, Artifact{path, {}, sha, std::nullopt}, std::nullopt};
+                if (kind == "cuda" && v->size() == 3) {
+                    // what the facts say of the release, so it resolves like any other
+                    CudaRelease r;
+                    r.version = *v;
+                    r.source = CudaSource::index;
+                    r.redistrib = p.index;
+                    if (auto it = facts.min_driver.find(*v); it != facts.min_driver.end()) {
+                        r.release_date = str(it->second, "release_date");
+                    }
+                    apply_driver(facts, r);
+                    apply_sm_and_compilers(facts, r);
+                    p.release = std::move(r);
+                }
+                pinned.push_back(std::move(p));
             }
         }
     }
@@ -723,10 +1080,14 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
     CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));
     CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
-    for (const auto& [name, content] : std::map<std::string, std::string>{
-             {"gpus.json", render(gpus_to_json(gpus(facts, report)))},
-             {"rules.json", render(to_json(rules(facts)))},
-             {"indexes.json", render(indexes_to_json(pinned))}}) {
+    std::map<std::string, std::string> top{
+        {"gpus.json", render(gpus_to_json(gpus(facts, report)))},
+        {"rules.json", render(to_json(rules(facts)))},
+        {"indexes.json", render(indexes_to_json(pinned))}};
+    if (auto support = CUDAENV_TRY(gpu_support(ref, report))) {
+        top["gpu-support.json"] = render(gpu_support_to_json(*support));
+    }
+    for (const auto& [name, content] : top) {
         auto existing = read_text_file(out / name);
         if (!existing || *existing != content) {
             CUDAENV_TRY(write_file_atomic(out / name, content));

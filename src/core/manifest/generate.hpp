@@ -23,6 +23,7 @@ struct GenerateReport {
     std::size_t cudnn = 0;
     std::size_t framework_rows = 0;
     std::size_t gpus = 0;
+    std::size_t gpu_listings = 0;     ///< PCI ids (with subsystem where it matters) in gpu-support.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as

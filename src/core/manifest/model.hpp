@@ -49,7 +49,14 @@ struct SmRange {
     std::vector<unsigned> archs;
 };
 
-enum class CudaSource { redist, runfile };
+/// Where a CUDA release installs from: NVIDIA's per-component archives, the runfile installer,
+/// or -- for a release the manifests know by its index's sha256 alone -- whatever that index
+/// lists once fetched (`index`: the release's facts are known, its archives are not yet).
+enum class CudaSource { redist, runfile, index };
+
+inline const char* source_name(CudaSource s) {
+    return s == CudaSource::redist ? "redist" : s == CudaSource::runfile ? "runfile" : "index";
+}
 
 struct CudaRelease {
     Version version;
@@ -63,6 +70,9 @@ struct CudaRelease {
     /// Minimum Linux driver for full support, and where the number comes from.
     std::optional<Version> driver_min;
     std::string driver_min_source;
+    /// Where a minimum not taken from facts.json's Table 3 rows comes from (a later edition of
+    /// the release notes, a driver branch); empty otherwise.
+    std::string driver_min_basis;
     /// Minor-version-compatibility floor for this CUDA major (none before CUDA 11).
     std::optional<Version> driver_compat_min;
     std::optional<SmRange> sm;
@@ -86,7 +96,17 @@ struct CudnnBuild {
     /// `cuda` (major.minor) is in [cuda_min, cuda_max] and of this build's major.
     bool covers(const Version& want) const;
     std::map<std::string, Artifact, std::less<>> platforms;
+    /// Other components NVIDIA ships beside `cudnn` in the same index for this build (from
+    /// 9.20: `cudnn_jit`, the graph JIT library), per platform. Installed with cuDNN and
+    /// flattened into lib64 like it (docs/manifests.md).
+    std::map<std::string, std::map<std::string, Artifact, std::less<>>, std::less<>> extras;
 };
+
+/// A component of a cuDNN release (`cudnn`, or an extra such as `cudnn_jit`: every cuDNN index
+/// component is named cudnn*, no CUDA component is): laid out flattened, like cuDNN.
+inline bool is_cudnn_component(std::string_view name) {
+    return name == "cudnn" || name.starts_with("cudnn_");
+}
 
 enum class CudnnLayout {
     redist,  ///< <name>-<platform>-<ver>_cudaNN-archive/{lib,include}, 8.5 on
@@ -149,6 +169,60 @@ struct Gpu {
     std::string min_driver_basis; ///< "CUDA 11.8 GA is the first with sm_90 (Table 3)"
 };
 
+/// One GPU as NVIDIA's driver lists it, by PCI id (gpu-support.json): the first driver of each
+/// branch whose list of compatible GPUs names it. Turing and newer: the open kernel modules'
+/// "Compatible GPUs" list at every tag. Older GPUs are not listed; the family rule (`Gpu`) is
+/// their data.
+struct GpuListing {
+    std::string device;    ///< "2331": four lower-case hex digits, as sysfs writes it after 0x
+    std::string subsystem; ///< "10de:1626" where the listing is per subsystem; empty: any
+    std::string name;      ///< "NVIDIA H100 PCIe"
+    /// Driver branch (520) -> the first mainline driver of that branch that lists the GPU. A
+    /// driver of another branch does not list it, unless the branch is newer than every branch
+    /// the data knows.
+    std::map<unsigned, Version> first_per_branch;
+    /// The lowest driver that lists it, when that is not a mainline tag (520.56.06 for the H100
+    /// PCIe; such tags were released after higher-numbered ones): that exact driver drives it.
+    std::optional<Version> off_mainline;
+    Version last_listed;           ///< the newest driver that lists it
+    bool listed_in_newest = true;  ///< false: the newest driver the data knows drops it
+};
+
+/// The last driver branch and CUDA toolkit of an architecture (NVIDIA's CUDA Toolkit, Driver
+/// and Architecture Matrix): a newer branch's module does not bind the GPU.
+struct ArchitectureSupport {
+    std::string architecture;                  ///< "Pascal"
+    std::vector<unsigned> compute_capabilities; ///< 60, 61
+    std::optional<unsigned> last_branch;       ///< 580; none while ongoing
+    std::string last_toolkit;                  ///< "CUDA 12.x"
+};
+
+/// A driver branch's support life (NVIDIA's Data Center Drivers docs).
+struct DriverBranchLife {
+    unsigned branch = 0;    ///< 535
+    std::string kind;       ///< "Long Term Support Branch"
+    std::string end_of_life; ///< "2026-06" (year-month)
+};
+
+struct GpuSupport {
+    std::string listings_source;
+    std::optional<Version> newest_driver; ///< the newest driver the listings were read from
+    std::vector<GpuListing> listings;     ///< by device, then subsystem
+    std::string architectures_source;
+    std::vector<ArchitectureSupport> architectures;
+    std::string branches_source;
+    std::vector<DriverBranchLife> branches; ///< ascending by branch
+
+    /// The listing for a device and subsystem: the subsystem's own, else the device's. Null
+    /// when the id is not listed. `exact` says whether the subsystem's own row answered.
+    const GpuListing* find(std::string_view device,
+                           std::string_view subsystem,
+                           bool* exact = nullptr) const;
+    /// Every branch some listing names (the branches the data knows).
+    std::set<unsigned> known_branches() const;
+    const ArchitectureSupport* architecture_of(unsigned compute_capability) const;
+};
+
 /// A named set of CUDA components. `all` takes every component of the release except
 /// `exclude`; otherwise `includes` (other profiles) plus `components`.
 struct Profile {
@@ -175,6 +249,9 @@ struct PinnedIndex {
     std::string product; ///< "cuda" or "cudnn"
     Version version;     ///< as the index file names it: 13.1.2, 9.19.0
     Artifact index;      ///< cuda/redist/redistrib_13.1.2.json + its sha256
+    /// CUDA: what the manifests know of the release before its index is fetched (source
+    /// `index`: the minimum driver, SM range and host compilers from the facts; no components).
+    std::optional<CudaRelease> release;
 };
 
 struct Catalog {

@@ -264,6 +264,33 @@ Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Art
     if (builds.empty()) {
         return fail("no build for linux-x86_64 or linux-sbsa");
     }
+    // Components beside `cudnn` (cudnn_jit from 9.20) go with the build of the same CUDA
+    // variant; cudnn_samples is left out.
+    for (const auto& extra : idx.components) {
+        // samples are sources to build, not libraries to install
+        if (extra.key == "cudnn" || extra.key == "cudnn_samples" ||
+            !is_cudnn_component(extra.key)) {
+            continue;
+        }
+        if (Version::try_parse(extra.version) != v) {
+            return fail(extra.key + " has version '" + extra.version + "', cudnn " + c->version);
+        }
+        for (const auto& [platform, variants] : extra.platforms) {
+            if (std::find(std::begin(k_platforms), std::end(k_platforms), platform) ==
+                std::end(k_platforms)) {
+                continue;
+            }
+            for (const auto& [variant, a] : variants) {
+                auto b = builds.find(variant.rfind("cuda", 0) == 0 ? variant.substr(4) : "");
+                if (b == builds.end()) {
+                    return fail(extra.key + " " + platform + " '" + variant +
+                                "' has no cudnn build of the same CUDA variant");
+                }
+                b->second.extras[extra.key][platform] =
+                    Artifact{"cudnn/redist/" + a.relative_path, {}, a.sha256, a.size};
+            }
+        }
+    }
     for (auto& [label, b] : builds) {
         r.builds.push_back(std::move(b));
     }

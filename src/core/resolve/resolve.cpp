@@ -193,6 +193,12 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
                 res.cudnn_build->cuda + " (" + res.platform + "); only its sha256 is" + k_give_it);
         } else {
             res.archives.push_back({"cudnn", res.cudnn->version, it->second, std::nullopt});
+            // what NVIDIA ships beside it for this build (cudnn_jit from 9.20) comes along
+            for (const auto& [name, platforms] : res.cudnn_build->extras) {
+                if (auto e = platforms.find(res.platform); e != platforms.end()) {
+                    res.archives.push_back({name, res.cudnn->version, e->second, std::nullopt});
+                }
+            }
         }
     }
     for (const auto& a : res.archives) {
@@ -362,6 +368,65 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
     }
     add_archives(c, res, opt);
     return res;
+}
+
+Result<Described> describe(const Catalog& c, const Spec& spec, const ResolveOptions& opt) {
+    bool framework = spec.kind == Spec::Kind::framework;
+    std::optional<Version> cuda = opt.cuda ? opt.cuda : framework ? std::nullopt : spec.cuda;
+    std::optional<Version> cudnn = opt.cudnn ? opt.cudnn : framework ? std::nullopt : spec.cudnn;
+    const PinnedIndex* cuda_pin = cuda ? c.pinned_index("cuda", *cuda) : nullptr;
+    const PinnedIndex* cudnn_pin = cudnn ? c.pinned_index("cudnn", *cudnn) : nullptr;
+    Described d;
+    if (cuda_pin) {
+        auto copy = std::make_shared<Catalog>(c);
+        CudaRelease r;
+        if (cuda_pin->release) {
+            r = *cuda_pin->release;
+        } else {
+            r.version = cuda_pin->version;
+            r.source = CudaSource::index;
+            r.redistrib = cuda_pin->index;
+        }
+        copy->cuda.push_back(std::move(r));
+        std::sort(copy->cuda.begin(), copy->cuda.end(), [](const auto& a, const auto& b) {
+            return a.version < b.version;
+        });
+        d.catalog = std::move(copy);
+    } else {
+        d.catalog = std::shared_ptr<const Catalog>(&c, [](const Catalog*) {});
+    }
+    Spec s = spec;
+    ResolveOptions o = opt;
+    if (cudnn_pin) {
+        // resolved without it; the index says the rest once install fetches it
+        s.cudnn.reset();
+        o.cudnn.reset();
+        if (s.kind == Spec::Kind::pair) {
+            s.kind = Spec::Kind::cuda;
+        }
+    }
+    d.res = CUDAENV_TRY(resolve(*d.catalog, s, o));
+    d.res.spec = spec.text;
+    if (d.res.cuda && d.res.cuda->source == CudaSource::index) {
+        for (const auto& p : c.pinned_indexes) {
+            if (p.product == "cuda" && p.version == d.res.cuda->version) {
+                d.res.cuda_index = &p;
+            }
+        }
+        d.res.notes.push_back("CUDA " + d.res.cuda->version.str() +
+                              " is known by the sha256 of NVIDIA's index (" +
+                              d.res.cuda->redistrib->path +
+                              "): install fetches it, checks it against the pin, and then "
+                              "knows its archives");
+    }
+    if (cudnn_pin) {
+        d.res.cudnn_index = cudnn_pin;
+        d.res.notes.push_back("cuDNN " + cudnn_pin->version.str() +
+                              " is known by the sha256 of NVIDIA's index (" + cudnn_pin->index.path +
+                              "): install fetches it, checks it against the pin, and picks the "
+                              "build for CUDA " + d.res.cuda->version.str() + " from it");
+    }
+    return d;
 }
 
 } // namespace cudaenv

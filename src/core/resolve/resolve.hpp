@@ -7,6 +7,7 @@
 #include "../manifest/model.hpp"
 #include "../spec.hpp"
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -60,7 +61,15 @@ struct Resolution {
     /// Things worth saying that do not block (an untested but compatible pair).
     std::vector<std::string> notes;
 
+    /// Halves known by their release's pinned index alone (manifests/indexes.json), as
+    /// describe() resolves them: the CUDA half is then a release of source `index` (facts, no
+    /// archives until the index is fetched), the cuDNN half has no release, only this.
+    const manifest::PinnedIndex* cuda_index = nullptr;
+    const manifest::PinnedIndex* cudnn_index = nullptr;
+
     bool installable() const { return not_installable.empty(); }
+    /// Everything is known now ("full"), or part waits for a pinned index ("index").
+    std::string known() const { return cuda_index || cudnn_index ? "index" : "full"; }
 
     /// The selectable version's name: "11.8.0" or "11.8.0+cudnn8.6.0.163" (design.md 3.1).
     std::string version_name() const;
@@ -71,6 +80,18 @@ struct Resolution {
 /// cuDNN without a CUDA, an unknown profile).
 Result<Resolution>
 resolve(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions& options);
+
+/// What `resolve` shows: resolve(), where a half the manifests know only by the pinned index of
+/// its release resolves too, to what is known before that index is fetched (its sha256; for
+/// CUDA the facts: minimum driver, SM range, host compilers). `install` fetches the index
+/// instead and then knows everything. The Resolution points into `catalog` (a copy of the
+/// catalog with the index-known CUDA release in it, when there is one): keep it alive.
+struct Described {
+    std::shared_ptr<const manifest::Catalog> catalog;
+    Resolution res;
+};
+Result<Described>
+describe(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions& options);
 
 /// Checks a CUDA (and optionally cuDNN) version against what a framework release was built
 /// with, by the framework's compat rules. incompatible names the reason and the tested pair.

@@ -2,6 +2,9 @@
 // kernel module agreeing with the user-space libraries.
 #include "probes.hpp"
 
+#include "../../resolve/gpu_driver.hpp"
+#include "../pci_chips.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -91,35 +94,57 @@ std::vector<Installed> installed_drivers(Host& h) {
     return out;
 }
 
-struct TooOld {
-    std::vector<std::string>
-        gpus; ///< "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 520.61.05"
-    std::optional<Version> need; ///< the highest minimum among them
-    std::string basis;           ///< where that minimum comes from
+/// The GPUs on the PCI bus that the driver `version` does not drive, by NVIDIA's lists (the GPU's
+/// PCI id; the family rule where the id is not listed).
+struct Unsupported {
+    std::vector<std::string> old_gpus; ///< "GPU 0 (NVIDIA H200 (PCI 10de:2335)) needs ≥ 550.90.07"
+    std::optional<Version> need;       ///< the highest minimum among them
+    std::vector<std::string> new_gpus; ///< GPUs whose architecture ended on an older branch
+    std::optional<unsigned> last_branch; ///< the lowest such last branch
+    std::vector<std::string> basis;      ///< what the data says, per GPU
+    std::vector<std::string> by_family;  ///< GPUs whose id the lists do not have
 
-    std::string what() const { return join(gpus); }
+    std::string old_what() const { return join(old_gpus); }
 };
 
-/// The GPUs on the PCI bus the driver `version` is too old for.
-TooOld too_old_for(Host& h, const Version& version) {
-    TooOld out;
+Unsupported unsupported_by(Host& h, const Version& version) {
+    Unsupported out;
     const auto& pci = h.pci_gpus();
     for (std::size_t i = 0; i < pci.size(); ++i) {
-        const auto* model = gpu_model(h, pci[i].name);
-        if (!model || !model->min_driver || !(version < *model->min_driver)) {
-            continue;
+        GpuId id{pci[i].device_id, pci[i].subsystem, pci[i].name, 0};
+        if (const auto* model = gpu_model(h, pci[i].name)) {
+            id.compute_capability = model->compute_capability;
+        } else if (auto chip = chip_of_device(pci[i].device_id)) {
+            id.compute_capability = chip->compute_capability;
         }
-        std::string id =
-            pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
-        out.gpus.push_back("GPU " + std::to_string(i) + " (" + model->name + ", PCI 10de:" + id +
-                           ", " + sm(model->compute_capability) + ") needs ≥ " +
-                           model->min_driver->str());
-        if (!out.need || *out.need < *model->min_driver) {
-            out.need = model->min_driver;
-            out.basis = model->min_driver_basis;
+        auto v = check_gpu_driver(h.gpu_support(), h.gpu_table(), id, version);
+        std::string label = "GPU " + std::to_string(i) + " (" + v.gpu + ")";
+        if (!v.by_id) {
+            out.by_family.push_back(label + ": " + v.why);
+        }
+        if (v.kind == GpuDriverVerdict::Kind::too_old && v.need) {
+            out.old_gpus.push_back(label + " needs ≥ " + v.need->str());
+            out.basis.push_back(v.why);
+            if (!out.need || *out.need < *v.need) {
+                out.need = v.need;
+            }
+        } else if (v.kind == GpuDriverVerdict::Kind::too_new && v.last_branch) {
+            out.new_gpus.push_back(label + " ends with R" + std::to_string(*v.last_branch));
+            out.basis.push_back(v.why);
+            if (!out.last_branch || *v.last_branch < *out.last_branch) {
+                out.last_branch = v.last_branch;
+            }
         }
     }
     return out;
+}
+
+std::string older_branch_fix(unsigned branch) {
+    return "install the newest R" + std::to_string(branch) +
+           " driver (NVIDIA's legacy driver for this architecture; e.g. sudo apt install "
+           "nvidia-driver-" +
+           std::to_string(branch) + " on Ubuntu), then reboot; newer CUDA toolkits stay usable "
+           "through the toolkits that branch supports";
 }
 
 std::string newer_driver_fix(const Version& need) {
@@ -141,18 +166,23 @@ Finding driver(Host& h) {
         // device", so modprobe is not the fix.
         auto installed = h.container().empty() ? installed_drivers(h) : std::vector<Installed>{};
         if (!installed.empty()) {
-            auto old = too_old_for(h, installed.front().version);
-            if (old.need) {
+            auto bad = unsupported_by(h, installed.front().version);
+            if (bad.need || bad.last_branch) {
                 std::vector<std::string> details;
                 for (const auto& i : installed) {
                     details.push_back("installed: " + i.version.str() + " (" + i.where + ")");
                 }
-                details.push_back("minimum: " + old.basis);
-                return fail("driver " + installed.front().version.str() +
-                                " is installed but too old for the GPU: " + old.what() +
+                for (const auto& b : bad.basis) {
+                    details.push_back("lists: " + b);
+                }
+                std::string what = bad.need ? "too old for the GPU: " + bad.old_what()
+                                            : "too new for the GPU: " + join(bad.new_gpus);
+                return fail("driver " + installed.front().version.str() + " is installed but " +
+                                what +
                                 "; the module cannot bind the device, so `modprobe nvidia` fails "
                                 "with \"No such device\"",
-                            newer_driver_fix(*old.need),
+                            bad.need ? newer_driver_fix(*bad.need)
+                                     : older_branch_fix(*bad.last_branch),
                             details);
             }
         }
@@ -194,14 +224,54 @@ Finding driver(Host& h) {
     if (!d.nvml_path.empty() && !d.nvml_ok && !d.nvml_error.empty()) {
         details.push_back("NVML could not report: " + d.nvml_error);
     }
+    auto bad = d.version() ? unsupported_by(h, *d.version()) : Unsupported{};
+    for (const auto& b : bad.basis) {
+        details.push_back("lists: " + b);
+    }
+    for (const auto& f : bad.by_family) {
+        details.push_back("by family: " + f);
+    }
+    bool sees_all = d.nvml_ok && d.gpus.size() >= h.pci_gpus().size();
+    if (bad.need && sees_all) {
+        // it binds them after all (an off-list build, or the lists lag): unsupported, not broken
+        issues.push_back({Status::warn,
+                          "driver " + version + " is older than NVIDIA's lists allow for " +
+                              bad.old_what() + "; it drives the GPU here, but NVIDIA does not "
+                                               "support the pair",
+                          newer_driver_fix(*bad.need)});
+    }
+    if (bad.need && !d.nvml_ok) {
+        issues.push_back({Status::fail,
+                          "driver " + version + " is too old for " + bad.old_what() +
+                              " (NVIDIA's driver lists)",
+                          newer_driver_fix(*bad.need)});
+    }
+    if (bad.last_branch) {
+        issues.push_back({sees_all ? Status::warn : Status::fail,
+                          "driver " + version + " is newer than the last branch of " +
+                              join(bad.new_gpus) + ": NVIDIA's newer branches do not drive it",
+                          older_branch_fix(*bad.last_branch)});
+    }
+    if (d.version()) {
+        if (auto eol = branch_end_of_life(h.gpu_support(), *d.version(), h.today());
+            !eol.empty()) {
+            issues.push_back({Status::warn,
+                              eol + ": no more security or bug fixes",
+                              "move to a supported branch: a Long Term Support Branch the GPU "
+                              "is listed for (NVIDIA's Data Center Drivers docs name them and "
+                              "their end of life)"});
+        }
+    }
     if (d.nvml_ok && d.gpus.size() < h.pci_gpus().size()) {
-        if (auto old = d.version() ? too_old_for(h, *d.version()) : TooOld{}; old.need) {
-            details.push_back("minimum: " + old.basis);
+        if (bad.need) {
             issues.push_back({Status::fail,
                               "driver " + version + " sees " + std::to_string(d.gpus.size()) +
                                   " of the " + std::to_string(h.pci_gpus().size()) +
-                                  " NVIDIA GPUs on the PCI bus: it is too old for " + old.what(),
-                              newer_driver_fix(*old.need)});
+                                  " NVIDIA GPUs on the PCI bus: it is too old for " +
+                                  bad.old_what(),
+                              newer_driver_fix(*bad.need)});
+        } else if (bad.last_branch) {
+            // said above
         } else {
             issues.push_back(
                 {Status::fail,

@@ -31,15 +31,13 @@ std::set<std::string> generated_files(const fs::path& root) {
 // are up to date and nobody edited them by hand.
 TEST(GenerateManifests, CommittedManifestsAreUpToDate) {
     fs::path ref = CUDAENV_TEST_REFERENCE;
-    if (!fs::is_directory(ref)) {
-        GTEST_SKIP() << "reference data not present at " << ref;
-    }
+    ASSERT_TRUE(fs::is_directory(ref)) << ref;
     test::TempDir t;
     auto report = generate_manifests(ref, t.path());
     ASSERT_TRUE(report) << report.error().message;
-    EXPECT_EQ(report->cuda_redist, 36u);
+    EXPECT_EQ(report->cuda_redist, 49u);
     EXPECT_EQ(report->framework_rows, 25u);
-    EXPECT_EQ(report->registry_checked, 36u);
+    EXPECT_EQ(report->registry_checked, 45u);
     fs::path committed = CUDAENV_TEST_MANIFESTS;
     auto made = generated_files(t.path());
     EXPECT_EQ(made, generated_files(committed));
@@ -51,9 +49,7 @@ TEST(GenerateManifests, CommittedManifestsAreUpToDate) {
 
 TEST(GenerateManifests, IsIdempotentAndRemovesStaleReleases) {
     fs::path ref = CUDAENV_TEST_REFERENCE;
-    if (!fs::is_directory(ref)) {
-        GTEST_SKIP() << "reference data not present";
-    }
+    ASSERT_TRUE(fs::is_directory(ref)) << ref;
     test::TempDir t;
     t.write("cuda/99.0.0.json", "{}");
     ASSERT_TRUE(generate_manifests(ref, t.path()));
@@ -65,13 +61,9 @@ TEST(GenerateManifests, IsIdempotentAndRemovesStaleReleases) {
 
 TEST(GenerateManifests, RefusesARedistribFileThatDisagreesWithTheRegistry) {
     fs::path ref = CUDAENV_TEST_REFERENCE;
-    if (!fs::is_directory(ref)) {
-        GTEST_SKIP() << "reference data not present";
-    }
+    ASSERT_TRUE(fs::is_directory(ref)) << ref;
     test::TempDir copy;
-    for (const auto& e : fs::directory_iterator(ref)) {
-        fs::copy_file(e.path(), copy.path() / e.path().filename());
-    }
+    fs::copy(ref, copy.path(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     // One byte changed in a file whose sha256 the registry pins.
     auto f = copy.path() / "cuda-redistrib_11.8.0.json";
     auto text = test::read_all(f);
@@ -87,9 +79,7 @@ TEST(GenerateManifests, RefusesARedistribFileThatDisagreesWithTheRegistry) {
 // (five-part version 13.3.3.3.1) and added cuda_compat_orin (sbsa only, version 13.3.45405995).
 TEST(GenerateManifests, NewAndRenamedComponentsAreKeptAndPlaced) {
     fs::path ref = CUDAENV_TEST_REFERENCE;
-    if (!fs::is_directory(ref)) {
-        GTEST_SKIP() << "reference data not present";
-    }
+    ASSERT_TRUE(fs::is_directory(ref)) << ref;
     test::TempDir out;
     fs::copy_file(fs::path(CUDAENV_TEST_MANIFESTS) / "profiles.json", out.path() / "profiles.json");
     auto report = generate_manifests(ref, out.path());
@@ -97,7 +87,7 @@ TEST(GenerateManifests, NewAndRenamedComponentsAreKeptAndPlaced) {
     EXPECT_TRUE(report->unplaced.empty()) << report->unplaced.front();
     auto cat = load_catalog(out.path());
     ASSERT_TRUE(cat) << cat.error().message;
-    const auto* r = cat->newest_cuda(*Version::try_parse("13.3"));
+    const auto* r = cat->find_cuda(*Version::try_parse("13.3.0"));
     ASSERT_NE(r, nullptr);
     const auto* cccl = r->component("cccl");
     ASSERT_NE(cccl, nullptr);
@@ -116,7 +106,7 @@ TEST(GenerateManifests, NewAndRenamedComponentsAreKeptAndPlaced) {
     auto again = generate_manifests(ref, out.path());
     ASSERT_TRUE(again);
     ASSERT_EQ(again->unplaced.size(), 1u);
-    EXPECT_EQ(again->unplaced[0], "cccl (CUDA 13.3.0)");
+    EXPECT_EQ(again->unplaced[0], "cccl (CUDA 13.3.0, 13.3.1, 13.4.1, 13.4.2)");
 }
 
 TEST(GenerateManifests, AComponentWhoseVersionCannotBeReadStopsTheGeneration) {
@@ -174,4 +164,57 @@ TEST(GenerateManifests, EveryGpuRowHasTheMinimumDriverOfItsArchitecture) {
         ++with_minimum;
     }
     EXPECT_EQ(with_minimum, 39u); // of 60 rows: 15 predate the table, 6 are Jetson
+}
+
+// From 13.4 NVIDIA's index has no nvidia_driver, cuda_compat or fabricmanager, adds
+// windows-arm64 and renames some `name` fields: the release is generated all the same, its
+// minimum driver from the driver branch the release notes name (cudaenv-supplement.json).
+TEST(GenerateManifests, Cuda134WithoutDriverComponentsTakesItsBranch) {
+    auto cat = load_catalog(CUDAENV_TEST_MANIFESTS);
+    ASSERT_TRUE(cat) << cat.error().message;
+    const auto* r = cat->find_cuda(*Version::try_parse("13.4.2"));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->release_date, "2026-09-16");
+    EXPECT_EQ(r->component("nvidia_driver"), nullptr);
+    EXPECT_EQ(r->component("cuda_compat"), nullptr);
+    EXPECT_NE(r->component("cuda_nvcc"), nullptr);
+    EXPECT_EQ(r->driver_min->str(), "615");
+    EXPECT_EQ(r->driver_min_source, "branch:R615");
+    EXPECT_NE(r->driver_min_basis.find("Corresponding Driver Branch"), std::string::npos);
+    EXPECT_EQ(r->driver_compat_min->str(), "580.65.06");
+    EXPECT_EQ(r->gcc_max->str(), "16");
+    EXPECT_EQ(r->clang_max->str(), "22");
+    EXPECT_EQ(r->sm->min, 75u);
+    for (const auto& c : r->components) {
+        EXPECT_EQ(c.platforms.count("windows-arm64"), 0u) << c.name;
+    }
+    // a release with its own Table 3 row in the supplement, and its source
+    const auto* r132 = cat->find_cuda(*Version::try_parse("13.2.2"));
+    ASSERT_NE(r132, nullptr);
+    EXPECT_EQ(r132->driver_min->str(), "595.71.05");
+    EXPECT_EQ(r132->driver_min_source, "table3");
+    // the nine releases that were index-pinned are described in full now
+    for (const char* v : {"12.8.2", "12.9.2", "13.0.1", "13.0.2", "13.0.3", "13.1.1", "13.1.2",
+                          "13.2.0", "13.2.1"}) {
+        const auto* x = cat->find_cuda(*Version::try_parse(v));
+        ASSERT_NE(x, nullptr) << v;
+        EXPECT_FALSE(x->components.empty()) << v;
+        EXPECT_EQ(cat->pinned_index("cuda", *Version::try_parse(v)), nullptr) << v;
+    }
+}
+
+TEST(GenerateManifests, Cudnn927FromAnIndexFactsDoNotListCarriesCudnnJit) {
+    auto cat = load_catalog(CUDAENV_TEST_MANIFESTS);
+    ASSERT_TRUE(cat) << cat.error().message;
+    const auto* r = cat->newest_cudnn(*Version::try_parse("9.27"));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->version.str(), "9.27.0.42");
+    EXPECT_EQ(r->release_date, "2026-09-29");
+    ASSERT_EQ(r->builds.size(), 2u);
+    for (const auto& b : r->builds) {
+        ASSERT_EQ(b.extras.count("cudnn_jit"), 1u) << b.cuda;
+        EXPECT_EQ(b.extras.at("cudnn_jit").count("linux-x86_64"), 1u);
+        EXPECT_EQ(b.extras.at("cudnn_jit").count("linux-sbsa"), 1u);
+        EXPECT_EQ(b.extras.count("cudnn_samples"), 0u);
+    }
 }

@@ -166,7 +166,7 @@ TEST(Resolve, RefusesACudnnBuiltForAnotherCudaMajor) {
 TEST(Resolve, PicksTheNewestMatchingRelease) {
     EXPECT_EQ(run("11.8")->cuda->version.str(), "11.8.0");
     EXPECT_EQ(run("12.4")->cuda->version.str(), "12.4.1");
-    EXPECT_EQ(run("cuda-12")->cuda->version.str(), "12.9.1");
+    EXPECT_EQ(run("cuda-12")->cuda->version.str(), "12.9.2");
     auto pair = run("12.4+cudnn-9.1");
     ASSERT_TRUE(pair);
     EXPECT_EQ(pair->cudnn->version.str(), "9.1.1.17");
@@ -324,5 +324,69 @@ TEST(HostCompilers, PatchReleasesAndEverySourceRecorded) {
         if (r.gcc_max || r.clang_max) {
             EXPECT_FALSE(r.host_compilers_source.empty()) << r.version.str();
         }
+    }
+}
+
+// A release the manifests know by its index's sha256 alone resolves like any other: the same
+// Resolution (and so the same `resolve --json` schema), with what is known before the index is
+// fetched and a field saying so.
+TEST(Describe, ACudaKnownByItsIndexAloneHasItsFacts) {
+    auto spec = parse_spec("13.1.0");
+    ASSERT_TRUE(spec);
+    auto d = describe(catalog(), *spec, {});
+    ASSERT_TRUE(d) << d.error().message;
+    const auto& r = d->res;
+    EXPECT_EQ(r.cuda->version.str(), "13.1.0");
+    EXPECT_EQ(r.cuda->source, CudaSource::index);
+    EXPECT_EQ(r.known(), "index");
+    ASSERT_NE(r.cuda_index, nullptr);
+    EXPECT_EQ(r.cuda_index->index.path, "cuda/redist/redistrib_13.1.0.json");
+    EXPECT_EQ(r.cuda->driver_min->str(), "590.44.01");
+    EXPECT_EQ(r.cuda->sm->min, 75u);
+    EXPECT_TRUE(r.archives.empty());
+    EXPECT_TRUE(r.installable());
+    // plain resolve() does not know it: install fetches the index first
+    EXPECT_FALSE(resolve(catalog(), *spec, {}));
+}
+
+TEST(Describe, APairKeepsItsIndexKnownCudnnHalf) {
+    auto spec = parse_spec("12.9+cudnn-9.19.0");
+    ASSERT_TRUE(spec);
+    auto d = describe(catalog(), *spec, {});
+    ASSERT_TRUE(d) << d.error().message;
+    const auto& r = d->res;
+    EXPECT_EQ(r.cuda->version.str(), "12.9.2");
+    EXPECT_EQ(r.cuda->source, CudaSource::redist);
+    EXPECT_EQ(r.cudnn, nullptr);
+    ASSERT_NE(r.cudnn_index, nullptr);
+    EXPECT_EQ(r.cudnn_index->version.str(), "9.19.0");
+    EXPECT_EQ(r.known(), "index");
+    EXPECT_FALSE(r.archives.empty()); // the CUDA half is known in full
+    // a fully known pair is "full"
+    auto full = describe(catalog(), *parse_spec("13.2+cudnn-9.27"), {});
+    ASSERT_TRUE(full) << full.error().message;
+    EXPECT_EQ(full->res.known(), "full");
+    EXPECT_EQ(full->res.cudnn->version.str(), "9.27.0.42");
+}
+
+// cuDNN 9.20 and later ship cudnn_jit beside cudnn: it is installed with it.
+TEST(Resolve, CudnnJitComesWithCudnn) {
+    auto r = run("13.4+cudnn-9.27");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->cuda->version.str(), "13.4.2");
+    std::vector<std::string> dnn;
+    for (const auto& a : r->archives) {
+        if (is_cudnn_component(a.component)) {
+            dnn.push_back(a.component + " " + a.artifact.path);
+        }
+    }
+    ASSERT_EQ(dnn.size(), 2u);
+    EXPECT_EQ(dnn[0], "cudnn cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
+    EXPECT_EQ(dnn[1], "cudnn_jit cudnn/redist/cudnn_jit/linux-x86_64/cudnn_jit-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
+    // before 9.20 there is none
+    auto old = run("12.8+cudnn-9.8");
+    ASSERT_TRUE(old);
+    for (const auto& a : old->archives) {
+        EXPECT_NE(a.component, "cudnn_jit");
     }
 }

@@ -1,0 +1,51 @@
+// Does this driver drive this GPU? The verdict for one GPU (by PCI id) and one driver version,
+// from NVIDIA's own lists (gpu-support.json), falling back to the family rule (gpus.json: the
+// first CUDA with the GPU's SM) only when the id is not listed -- and saying so. Also whether
+// the driver's branch has reached its end of life. Pure: reads only the manifests' data.
+#pragma once
+
+#include "../manifest/model.hpp"
+
+#include <optional>
+#include <string>
+
+namespace cudaenv {
+
+struct GpuId {
+    std::string device;    ///< "2331" (any case, with or without 0x)
+    std::string subsystem; ///< "10de:1626"; empty when unknown
+    std::string name;      ///< for messages and the family rule's name match
+    unsigned compute_capability = 0; ///< 90; 0 when unknown
+};
+
+struct GpuDriverVerdict {
+    enum class Kind {
+        ok,
+        too_old, ///< the driver does not list the GPU yet: `need` is the one to install
+        too_new, ///< the GPU's architecture ended on an older branch: `last_branch`
+        unknown, ///< neither the lists nor the family rule can say
+    };
+    Kind kind = Kind::unknown;
+    /// True when NVIDIA's list of the GPU's PCI id answered (with its subsystem, `exact`);
+    /// false when the family rule or nothing did.
+    bool by_id = false;
+    bool exact = false;
+    std::string gpu;                    ///< "NVIDIA H100 PCIe (PCI 10de:2331, subsystem 10de:1626)"
+    std::optional<Version> need;        ///< too_old: the oldest driver that drives it on a fitting branch
+    std::optional<unsigned> last_branch; ///< too_new
+    std::string why;                    ///< one sentence: what the data says and where it is from
+};
+
+GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
+                                  const std::vector<manifest::Gpu>& family,
+                                  const GpuId& gpu,
+                                  const Version& driver);
+
+/// The driver's branch has passed its end of life (`today` is "YYYY-MM-DD"): the sentence to
+/// warn with, else empty. Branches the lifecycle data does not name and that are older than
+/// its newest entry are no longer among NVIDIA's supported branches either.
+std::string branch_end_of_life(const manifest::GpuSupport& support,
+                               const Version& driver,
+                               const std::string& today);
+
+} // namespace cudaenv
