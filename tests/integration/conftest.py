@@ -99,6 +99,16 @@ def fixture_dir(tmp_path_factory):
     return fixture_mirror.build(out, EXE, MANIFESTS)
 
 
+@pytest.fixture(scope="session")
+def newer_fixture_dir(tmp_path_factory):
+    """The fixture mirror plus releases after facts.json: CUDA 13.4.2 (an index without driver
+    components) and cuDNN 9.27 (an index facts.json does not list, with cudnn_jit)."""
+    if not EXE or not Path(EXE).exists():
+        pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    out = tmp_path_factory.mktemp("fixture-newer")
+    return fixture_mirror.build(out, EXE, MANIFESTS, newer=True)
+
+
 @pytest.fixture
 def server(fixture_dir, tmp_path):
     """A fault-injecting server over the fixture mirror; tmp_path/extra is served first."""

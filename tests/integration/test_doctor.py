@@ -313,10 +313,12 @@ def _h100_on(m, driver, where):
 @pytest.mark.parametrize("where", ["libraries", "debian", "usr-src", "dkms"])
 def test_driver_too_old_for_the_gpu_says_which_driver_not_modprobe(m, where):
     _h100_on(m, "470.223.02", where)
+    # PCI 10de:2330 is the H100 SXM5: NVIDIA's lists name it from 525.85.05 (the family rule's
+    # 520.61.05, the first CUDA with sm_90, is only a lower bound)
     p = expect(probe(m, "driver"), "fail", "driver 470.223.02 is installed but too old for the GPU",
-               "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 520.61.05", "No such device",
-               "minimum: CUDA 11.8 is the first with sm_90")
-    assert p["fix"].startswith("install NVIDIA driver 520.61.05 or newer"), p
+               "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 525.85.05", "No such device",
+               "lists: NVIDIA's driver lists name PCI 10de:2330 (NVIDIA H100 80GB HBM3) first in driver 525.85.05")
+    assert p["fix"].startswith("install NVIDIA driver 525.85.05 or newer"), p
     assert "modprobe" not in p["fix"], p
 
 
@@ -331,7 +333,7 @@ def test_driver_too_old_for_one_of_two_gpus_names_it(m):
     m.kernel_driver("515.105.01")
     m.gpu_conf(driver="515.105.01")
     p = expect(probe(m, "driver"), "fail", "sees 1 of the 2", "too old for GPU 1 (NVIDIA H100, PCI 10de:2330")
-    assert p["fix"].startswith("install NVIDIA driver 520.61.05 or newer"), p
+    assert p["fix"].startswith("install NVIDIA driver 525.85.05 or newer"), p
 
 
 def _gpu_rows():
@@ -361,6 +363,81 @@ def test_every_gpu_rows_minimum_driver_decides_the_verdict(m, row):
     m.remove("/sys/bus/pci/devices/0000:65:00.0")
     m.pci_gpu(address="0000:65:00.0", device="0x2f00")
     expect(probe(m, "driver"), "fail", "installed but not loaded")
+
+
+# GPUs by PCI id (gpu-support.json, from NVIDIA's driver lists): the machines the audit found the
+# family rule wrong on, an old GPU on a driver past its architecture's last branch, and a branch
+# past its end of life.
+
+def _only_gpu(m, device, name, cc, driver, nvml_sees=True, subsystem=None):
+    """The machine's one GPU replaced by PCI `device` (pci.ids names it `name`), driver `driver`
+    loaded; NVML lists it only if `nvml_sees` (a driver that does not list a GPU leaves it out)."""
+    m.remove("/sys/bus/pci/devices/0000:65:00.0")
+    m.pci_gpu(address="0000:65:00.0", device=device)
+    if subsystem:
+        m.write("/sys/bus/pci/devices/0000:65:00.0/subsystem_vendor", "0x" + subsystem[0] + "\n")
+        m.write("/sys/bus/pci/devices/0000:65:00.0/subsystem_device", "0x" + subsystem[1] + "\n")
+    ids = m.p("/usr/share/misc/pci.ids").read_text().replace(
+        "10df  Emulex", f"\t{device[2:]}  GX000 [{name}]\n10df  Emulex")
+    m.write("/usr/share/misc/pci.ids", ids)
+    m.kernel_driver(driver)
+    m.gpus[0].update(name=name, cc=cc)
+    if not nvml_sees:
+        m.gpus.clear()
+    m.gpu_conf(driver=driver)
+
+
+@pytest.mark.parametrize("device,name,cc,driver,need", [
+    ("0x2335", "NVIDIA H200", (9, 0), "535.104.05", "550.90.07"),
+    ("0x26b9", "NVIDIA L40S", (8, 9), "525.147.05", "535.104.05"),
+    ("0x2901", "NVIDIA B200", (10, 0), "570.26", "570.86.15"),
+    ("0x2f04", "NVIDIA GeForce RTX 5070", (12, 0), "570.124.04", "570.133.07"),
+    ("0x3182", "NVIDIA B300 SXM6 AC", (10, 3), "575.51.03", "580.82.07"),
+], ids=["H200", "L40S", "B200", "RTX5070", "B300"])
+def test_a_new_gpu_on_an_old_driver_needs_the_first_driver_that_lists_it(m, device, name, cc, driver, need):
+    _only_gpu(m, device, name, cc, driver, nvml_sees=False)
+    p = expect(probe(m, "driver"), "fail", "sees 0 of the 1", f"PCI 10de:{device[2:]}", f"needs ≥ {need}",
+               f"lists: NVIDIA's driver lists name PCI 10de:{device[2:]}")
+    assert p["fix"].startswith(f"install NVIDIA driver {need} or newer"), p
+    # at that driver the same machine is fine
+    m.gpus.append(dict(name=name, bus="00000000:65:00.0", cc=cc, mig=None, mig_instances=[], temp=(45, 90), throttle=0))
+    m.kernel_driver(need)
+    m.gpu_conf(driver=need)
+    # (a date before R535's end of life: the L40S's first driver is an R535 one)
+    expect(probe(m, "driver", env={"CUDAENV_TODAY": "2026-05-01"}), "ok", f"driver {need} loaded")
+
+
+def test_the_subsystem_decides_for_the_a100_80gb(m):
+    """PCI 10de:20b2 is the A100-SXM4 40 GB and 80 GB; the 80 GB parts (subsystem 10de:1622)
+    are listed from 515.76, later than the 40 GB ones."""
+    _only_gpu(m, "0x20b2", "NVIDIA A100-SXM4-80GB", (8, 0), "515.65.01", subsystem=("10de", "1622"))
+    p = expect(probe(m, "driver"), "warn", "older than NVIDIA's lists allow",
+               "PCI 10de:20b2 subsystem 10de:1622", "needs ≥ 515.76")
+    assert p["fix"].startswith("install NVIDIA driver 515.76 or newer"), p
+    m.write("/sys/bus/pci/devices/0000:65:00.0/subsystem_device", "0x1463\n")
+    # the 40 GB part is listed from 515.48.07: only R515's age is left to say
+    p = expect(probe(m, "driver"), "warn", "older than every branch NVIDIA still supports")
+    assert not any("lists allow" in f["finding"] for f in p["findings"]), p
+
+
+@pytest.mark.parametrize("device,name,cc,driver,last", [
+    ("0x1b80", "NVIDIA GeForce GTX 1080", (6, 1), "590.44.01", "580"),
+    ("0x102d", "NVIDIA Tesla K80", (3, 7), "525.147.05", "470"),
+], ids=["pascal-on-R590", "kepler-on-R525"])
+def test_an_old_gpu_on_a_driver_past_its_last_branch(m, device, name, cc, driver, last):
+    _only_gpu(m, device, name, cc, driver, nvml_sees=False)
+    p = expect(probe(m, "driver"), "fail", f"driver {driver} is newer than the last branch",
+               f"ends with R{last}", "is not in NVIDIA's lists the manifests hold; by family")
+    assert p["fix"].startswith(f"install the newest R{last} driver"), p
+
+
+def test_an_end_of_life_branch_is_a_warning(m):
+    _only_gpu(m, "0x20b0", "NVIDIA A100-SXM4-40GB", (8, 0), "535.216.01")
+    p = expect(probe(m, "driver", env={"CUDAENV_TODAY": "2026-12-05"}), "warn",
+               "driver 535.216.01 is on the R535 Long Term Support Branch, which reached its end of life in 2026-06")
+    assert "supported branch" in p["fix"]
+    # before its end the same branch is fine
+    expect(probe(m, "driver", env={"CUDAENV_TODAY": "2026-05-01"}), "ok", "driver 535.216.01 loaded")
 
 
 # -- 3. libcuda --------------------------------------------------------------------------------

@@ -15,7 +15,16 @@ def manifests_without(inst, tmp_path, cuda=False, cudnn=False, pin=False):
     man = tmp_path / "manifests"
     shutil.copytree(inst.fixture / "manifests", man)
     index = inst.fixture / "mirror" / "cuda" / "redist" / f"redistrib_{CUDA}.json"
+    cudnn_index = inst.fixture / "mirror" / "cudnn" / "redist" / "redistrib_9.1.1.json"
+    facts = None
     if cuda:
+        # what the generator keeps of a release known by its index: the facts, no archives
+        facts = json.loads((man / "cuda" / f"{CUDA}.json").read_text())
+        for key in ("components", "nvcc_version"):
+            facts.pop(key, None)
+        facts["source"] = "index"
+        facts["redistrib"] = {"path": f"cuda/redist/redistrib_{CUDA}.json",
+                              "sha256": hashlib.sha256(index.read_bytes()).hexdigest()}
         (man / "cuda" / f"{CUDA}.json").unlink()
     if cudnn:
         (man / "cudnn" / f"{CUDNN}.json").unlink()
@@ -23,19 +32,49 @@ def manifests_without(inst, tmp_path, cuda=False, cudnn=False, pin=False):
         (man / "indexes.json").write_text(json.dumps({
             "schema": "cudaenv.manifest/1", "kind": "indexes",
             "cuda": [{"version": CUDA, "path": f"cuda/redist/redistrib_{CUDA}.json",
-                      "sha256": hashlib.sha256(index.read_bytes()).hexdigest()}],
-            "cudnn": []}))
+                      "sha256": hashlib.sha256(index.read_bytes()).hexdigest(), "release": facts}] if cuda else [],
+            "cudnn": [{"version": "9.1.1", "path": "cudnn/redist/redistrib_9.1.1.json",
+                       "sha256": hashlib.sha256(cudnn_index.read_bytes()).hexdigest()}] if cudnn else []}))
     inst.env["CUDAENV_MANIFESTS"] = str(man)
     return man
 
 
+def shape(doc):
+    """The keys of a resolve --json document, nested one level: its schema."""
+    return {k: sorted(v) if isinstance(v, dict) else type(v).__name__ for k, v in doc.items()}
+
+
 def test_resolve_says_what_it_knows_of_an_index_pinned_release(inst, tmp_path):
+    full = inst("resolve", "12.4+cudnn-9.1", "--json").json()
     manifests_without(inst, tmp_path, cuda=True, pin=True)
     res = inst("resolve", "12.4")
     assert res.rc == 0, res
-    assert f"CUDA     {CUDA}  known by NVIDIA's index only: cuda/redist/redistrib_{CUDA}.json" in res.out
-    doc = inst("resolve", "12.4", "--json").json()
-    assert doc["index_pinned"]["version"] == CUDA and doc["installable"] is True
+    assert f"CUDA     {CUDA}  (known by NVIDIA's index only: cuda/redist/redistrib_{CUDA}.json" in res.out
+    doc = inst("resolve", "12.4+cudnn-9.1", "--json").json()
+    # one schema: the same keys as a release described in full, and a field saying what is known
+    assert shape(doc) == shape(full), (shape(doc), shape(full))
+    assert doc["known"] == "index" and full["known"] == "full"
+    assert doc["cuda"]["version"] == CUDA and doc["cuda"]["known"] == "index"
+    assert doc["cuda"]["source"] == "index"
+    assert doc["cuda"]["index"]["path"] == f"cuda/redist/redistrib_{CUDA}.json"
+    assert doc["cudnn"]["version"] == CUDNN and doc["cudnn"]["known"] == "full"  # the other half
+    assert doc["installable"] is True
+    assert [a["component"] for a in doc["archives"]] == ["cudnn"]  # CUDA's come with its index
+
+
+def test_resolve_keeps_the_index_pinned_cudnn_half_of_a_pair(inst, tmp_path):
+    manifests_without(inst, tmp_path, cudnn=True, pin=True)
+    doc = inst("resolve", "12.4+cudnn-9.1.1", "--json").json()
+    assert doc["cuda"]["version"] == CUDA and doc["cuda"]["known"] == "full"
+    assert doc["cudnn"]["version"] == "9.1.1" and doc["cudnn"]["known"] == "index"
+    assert doc["cudnn"]["index"]["path"] == "cudnn/redist/redistrib_9.1.1.json"
+    assert doc["known"] == "index" and doc["installable"] is True
+    text = inst("resolve", "12.4+cudnn-9.1.1").out
+    assert "cuDNN    9.1.1  (known by NVIDIA's index only: cudnn/redist/redistrib_9.1.1.json" in text
+    # install fetches that index and installs the pair
+    res = inst("install", "12.4+cudnn-9.1.1", "--json")
+    assert res.rc == 0, res
+    assert res.json()["versions"][0]["version"] == f"{CUDA}+cudnn{CUDNN}"
 
 
 def test_install_fetches_the_pinned_index_checks_it_and_installs(inst, tmp_path):

@@ -6,13 +6,14 @@ def test_available_json_lists_every_release(cudaenv):
     assert res.rc == 0, res
     doc = res.json()
     redist = [c for c in doc["cuda"] if c["source"] == "redist"]
-    assert len(redist) == 36
+    assert len(redist) == 49  # 11.4.2 to 13.4.2
+    assert {"13.4.2", "13.2.2", "12.9.2"} <= {c["version"] for c in redist}
     assert all(c["installable"] for c in redist)
     runfile = [c for c in doc["cuda"] if c["source"] == "runfile"]
     assert {c["version"] for c in runfile} >= {"10.0.130", "11.2.2", "11.4.1"}
     assert all(c["installable"] for c in runfile)  # read from NVIDIA's runfile installers
     versions = [c["version"] for c in doc["cudnn"]]
-    assert "8.6.0.163" in versions and "7.6.5.32" in versions and "9.22.0.52" in versions
+    assert "8.6.0.163" in versions and "7.6.5.32" in versions and "9.27.0.42" in versions
     tf = doc["frameworks"][0]
     assert tf["name"] == "tensorflow" and len(tf["releases"]) == 25
 
@@ -36,8 +37,7 @@ def test_available_filters_by_kind(cudaenv):
 def test_available_lists_the_index_pinned_releases(cudaenv):
     doc = cudaenv("list", "--available", "--json").json()
     pinned = {c["version"] for c in doc["cuda"] if c["source"] == "index"}
-    assert pinned == {"12.8.2", "12.9.2", "13.0.1", "13.0.2", "13.0.3", "13.1.0", "13.1.1", "13.1.2",
-                      "13.2.0", "13.2.1"}
+    assert pinned == {"13.1.0"}  # the other nine are described in full from their indexes
     assert {c["version"] for c in doc["cudnn"] if c.get("source") == "index"} == \
         {"9.7.0", "9.18.0", "9.19.0", "9.21.1"}
     assert all(len(c["index_sha256"]) == 64 for c in doc["cuda"] if c["source"] == "index")

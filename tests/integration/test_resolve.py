@@ -23,7 +23,9 @@ def test_tf_213_json(cudaenv):
     assert doc["schema_version"] == 1
     assert doc["version"] == "11.8.0+cudnn8.6.0.163"
     assert doc["cuda"]["version"] == "11.8.0"
-    assert doc["cudnn"] == {"version": "8.6.0.163", "major": 8, "cuda_build": "11"}
+    assert doc["cudnn"] == {"version": "8.6.0.163", "major": 8, "cuda_build": "11", "known": "full",
+                           "index": None}
+    assert doc["known"] == "full" and doc["cuda"]["known"] == "full"
     assert doc["driver"] == {"min": "520.61.05", "min_source": "table3", "compat_min": "450.80.02"}
     assert doc["sm"]["min"] == 35 and doc["sm"]["max"] == 90
     assert doc["host_compilers"]["gcc_max"] == "11"

@@ -79,6 +79,33 @@ CUDA = {
     },
 }
 
+# Releases after facts.json (built with newer=True): CUDA 13.4's index as NVIDIA writes it from
+# 13.4 on -- no nvidia_driver, cuda_compat or fabricmanager; a windows-arm64 platform; renamed
+# `name` fields -- and a cuDNN whose index facts.json does not list, shipping cudnn_jit.
+CUDA_NEWER = {
+    "13.4.2": {
+        "date": "2026-09-16",
+        "components": {
+            "cuda_cudart": ("13.4.75", [("libcudart.so.13.4.75", "libcudart.so.13", ["libcudart.so"],
+                                         "int cudaRuntimeGetVersion(int *v) { *v = 13040; return 0; }")]),
+            "cuda_nvcc": ("13.4.78", []),
+            "libcublas": ("13.5.1.2", [("libcublas.so.13.5.1.2", "libcublas.so.13", ["libcublas.so"],
+                                        "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 130501; return 0; }")]),
+            "libnvjitlink": ("13.4.75", [("libnvJitLink.so.13.4.75", "libnvJitLink.so.13", ["libnvJitLink.so"],
+                                          "int nvJitLinkVersion(unsigned *a, unsigned *b) { *a = 13; *b = 4; return 0; }")]),
+        },
+        "nvcc_banner": "Cuda compilation tools, release 13.4, V13.4.78\nBuild cuda_13.4.r13.4/compiler.36400000_0",
+        "names": {"cuda_nvcc": "Cuda Nvcc", "cuda_cudart": "Cuda Cudart"},
+        "windows_arm64": True,
+    },
+}
+CUDNN_NEWER = {
+    # the JIT library's file name is this fixture's (libcudnn_jit.so.9): cudaenv takes whatever
+    # libraries the cudnn_jit archive holds and flattens them into lib64 beside cuDNN's
+    "9.27.0.42": {"label": "9.27.0", "variants": ["13"], "libdir": "lib", "date": "2026-09-29",
+                  "jit": True},
+}
+
 CUDNN_LIBS = {
     8: ["libcudnn", "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer",
         "libcudnn_cnn_train", "libcudnn_adv_infer", "libcudnn_adv_train"],
@@ -193,6 +220,7 @@ def nvcc_script(banner):
 
 def build_cuda(compiler, mirror, version, spec):
     entries = {"release_date": spec["date"], "release_label": version, "release_product": "cuda"}
+    names = spec.get("names", {})
     for comp, (cver, libs) in spec["components"].items():
         top = f"{comp}-{PLATFORM}-{cver}-archive"
         rel = f"{comp}/{PLATFORM}/{top}.tar.xz"
@@ -213,10 +241,14 @@ def build_cuda(compiler, mirror, version, spec):
             files.append(("bin/cuobjdump", b"#!/bin/sh\necho 'cuobjdump: NVIDIA (R) CUDA Object Utility'\n", 0o755, "file", None))
         out = mirror / "cuda" / "redist" / rel
         write_archive(out, top, files)
-        entries[comp] = {"name": comp, "license": "CUDA Toolkit", "version": cver,
+        entries[comp] = {"name": names.get(comp, comp), "license": "CUDA Toolkit", "version": cver,
                          PLATFORM: {"relative_path": rel, "sha256": sha256(out),
                                     "md5": hashlib.md5(out.read_bytes()).hexdigest(),
                                     "size": str(out.stat().st_size)}}
+        if spec.get("windows_arm64"):
+            # a platform cudaenv does not serve: listed, never downloaded
+            entries[comp]["windows-arm64"] = {"relative_path": f"{comp}/windows-arm64/{comp}-windows-arm64-{cver}-archive.zip",
+                                              "sha256": "0" * 64, "md5": "0" * 32, "size": "1"}
     text = json.dumps(entries, indent=4)
     (mirror / "cuda" / "redist" / f"redistrib_{version}.json").write_text(text)
     return text
@@ -263,6 +295,27 @@ def build_cudnn_redist(compiler, mirror, version, spec):
                                                  "size": str(out.stat().st_size)}
     doc = {"release_date": spec["date"], "release_label": label, "release_product": "cudnn",
            "cudnn": component}
+    if spec.get("jit"):
+        jit = {"name": "NVIDIA CUDA Deep Neural Network Graph JIT library", "license": "cudnn",
+               "version": version, "cuda_variant": spec["variants"], PLATFORM: {}}
+        major = version.split(".")[0]
+        short = ".".join(version.split(".")[:3])
+        for variant in spec["variants"]:
+            top = f"cudnn_jit-{PLATFORM}-{version}_cuda{variant}-archive"
+            rel = f"cudnn_jit/{PLATFORM}/{top}.tar.xz"
+            files = [("LICENSE", b"cuDNN fixture license\n", 0o644, "file", None)]
+            files += lib_files(compiler, "lib", [(f"libcudnn_jit.so.{short}", f"libcudnn_jit.so.{major}",
+                                                  ["libcudnn_jit.so"], "int cudnnJitFixture(void) { return 1; }")])
+            out = mirror / "cudnn" / "redist" / rel
+            write_archive(out, top, files)
+            jit[PLATFORM][f"cuda{variant}"] = {"relative_path": rel, "sha256": sha256(out),
+                                               "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+                                               "size": str(out.stat().st_size)}
+        doc["cudnn_jit"] = jit
+        # samples: sources only, never installed
+        doc["cudnn_samples"] = {"name": "NVIDIA cuDNN samples", "license": "cudnn", "version": version,
+                                "source": {"relative_path": f"cudnn_samples/source/cudnn_samples-source-{version}-archive.tar.xz",
+                                           "sha256": "0" * 64, "md5": "0" * 32, "size": "1"}}
     text = json.dumps(doc, indent=4)
     (mirror / "cudnn" / "redist" / f"redistrib_{label}.json").write_text(text)
     return label, text
@@ -303,7 +356,14 @@ def facts(cuda_versions, cudnn_entries):
     }
 
 
-def build(out, cudaenv=None, project_manifests=None):
+def supplement():
+    """cudaenv-supplement.json for the newer releases: 13.4's driver branch and compilers."""
+    return {"driver_branches": [{"cuda": "13.4", "branch": 615, "source": "fixture: the 13.4 release notes' driver branch"}],
+            "host_compilers": [{"cuda": "13.4", "gcc_max": "16", "clang_max": "22", "source": "fixture"}],
+            "sm_support": [{"cuda": "13.4", "same_as": "12.4", "source": "fixture"}]}
+
+
+def build(out, cudaenv=None, project_manifests=None, newer=False):
     out = Path(out)
     mirror = out / "mirror"
     ref = out / "reference"
@@ -321,11 +381,22 @@ def build(out, cudaenv=None, project_manifests=None):
             name = f"cudnn-redistrib_{label}.json"
             (ref / name).write_text(text)
             cudnn_entries.append({"version": version, "builds": [], "manifests": [name]})
+        if newer:
+            for version, spec in CUDA_NEWER.items():
+                text = build_cuda(cc, mirror, version, spec)
+                (ref / f"cuda-redistrib_{version}.json").write_text(text)
+            for version, spec in CUDNN_NEWER.items():
+                label, text = build_cudnn_redist(cc, mirror, version, spec)
+                (ref / f"cudnn-redistrib_{label}.json").write_text(text)  # not in facts.json
+            (ref / "cudaenv-supplement.json").write_text(json.dumps(supplement(), indent=2))
         sha, size = build_cudnn_tgz(cc, mirror)
         cudnn_entries.append({"version": CUDNN_TGZ["version"], "builds": [
             {"cuda": CUDNN_TGZ["cuda"], "platforms": {PLATFORM: {
                 "url": f"{NVIDIA}/{CUDNN_TGZ['path']}", "sha256": sha, "size": str(size)}}}]})
-    (ref / "facts.json").write_text(json.dumps(facts(list(CUDA), cudnn_entries), indent=2))
+    doc = facts(list(CUDA), cudnn_entries)
+    if newer:
+        doc["cuda_minor_version_compatibility"]["13.x"] = {"first_release_linux_min": "580.65.06 (CUDA 13.0 GA, Table 3)"}
+    (ref / "facts.json").write_text(json.dumps(doc, indent=2))
     if cudaenv:
         man = out / "manifests"
         shutil.rmtree(man, ignore_errors=True)

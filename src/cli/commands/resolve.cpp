@@ -58,15 +58,14 @@ nlohmann::json resolution_json(const Resolution& r) {
               {"known", r.cuda_index ? "index" : "full"},
               {"release_date", c.release_date},
               {"nvcc_version", c.nvcc_version ? json(c.nvcc_version->str()) : json()}};
-    if (r.cuda_index) {
-        cuda["index"] = index_json(*r.cuda_index);
-    }
+    cuda["index"] = r.cuda_index ? index_json(*r.cuda_index) : json();
     j["cuda"] = cuda;
     if (r.cudnn) {
         j["cudnn"] = json{{"version", r.cudnn->version.str()},
                           {"major", r.cudnn->major},
                           {"known", "full"},
-                          {"cuda_build", r.cudnn_build->cuda}};
+                          {"cuda_build", r.cudnn_build->cuda},
+                          {"index", json()}};
     } else if (r.cudnn_index) {
         j["cudnn"] = json{{"version", r.cudnn_index->version.str()},
                           {"major", r.cudnn_index->version.major()},
@@ -77,13 +76,11 @@ nlohmann::json resolution_json(const Resolution& r) {
         j["cudnn"] = json();
     }
     j["known"] = r.known();
-    json driver = json::object();
-    if (c.driver_min) {
-        driver["min"] = c.driver_min->str();
-        driver["min_source"] = c.driver_min_source;
-        if (!c.driver_min_basis.empty()) {
-            driver["min_basis"] = c.driver_min_basis;
-        }
+    // every key always there (null when unknown): one schema for every release
+    json driver{{"min", c.driver_min ? json(c.driver_min->str()) : json()},
+                {"min_source", c.driver_min ? json(c.driver_min_source) : json()}};
+    if (!c.driver_min_basis.empty()) {
+        driver["min_basis"] = c.driver_min_basis;
     }
     driver["compat_min"] = c.driver_compat_min ? json(c.driver_compat_min->str()) : json();
     j["driver"] = driver;

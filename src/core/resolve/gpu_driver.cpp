@@ -179,7 +179,7 @@ std::string branch_end_of_life(const manifest::GpuSupport& support,
             if (!b.end_of_life.empty() && b.end_of_life < month) {
                 return "driver " + driver.str() + " is on the R" + std::to_string(branch) + " " +
                        (b.kind.empty() ? "branch" : b.kind) + ", which reached its end of life in " +
-                       b.end_of_life + " (" + support.branches_source + ")";
+                       b.end_of_life;
             }
             return {};
         }
@@ -188,7 +188,7 @@ std::string branch_end_of_life(const manifest::GpuSupport& support,
         return "driver " + driver.str() + " is on the R" + std::to_string(branch) +
                " branch, older than every branch NVIDIA still supports (the oldest is R" +
                std::to_string(support.branches.front().branch) + ", until " +
-               support.branches.front().end_of_life + "; " + support.branches_source + ")";
+               support.branches.front().end_of_life + ")";
     }
     return {};
 }

@@ -118,7 +118,13 @@ Unsupported unsupported_by(Host& h, const Version& version) {
             id.compute_capability = chip->compute_capability;
         }
         auto v = check_gpu_driver(h.gpu_support(), h.gpu_table(), id, version);
-        std::string label = "GPU " + std::to_string(i) + " (" + v.gpu + ")";
+        const auto* model = gpu_model(h, pci[i].name);
+        std::string dev = pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2)
+                                                                : pci[i].device_id;
+        std::string label = "GPU " + std::to_string(i) + " (" +
+                            (model ? model->name : pci[i].name) + ", PCI 10de:" + dev +
+                            (v.exact ? " subsystem " + pci[i].subsystem : std::string()) +
+                            (id.compute_capability ? ", " + sm(id.compute_capability) : "") + ")";
         if (!v.by_id) {
             out.by_family.push_back(label + ": " + v.why);
         }
@@ -255,6 +261,7 @@ Finding driver(Host& h) {
     if (d.version()) {
         if (auto eol = branch_end_of_life(h.gpu_support(), *d.version(), h.today());
             !eol.empty()) {
+            details.push_back("branches: " + h.gpu_support().branches_source);
             issues.push_back({Status::warn,
                               eol + ": no more security or bug fixes",
                               "move to a supported branch: a Long Term Support Branch the GPU "

@@ -1,0 +1,91 @@
+"""Releases after facts.json, first-class: a mirror laid out like NVIDIA's serves CUDA 13.4.2 (an
+index without nvidia_driver, cuda_compat or fabricmanager, with a windows-arm64 platform and
+renamed `name` fields) and cuDNN 9.27 (an index facts.json does not list, shipping cudnn_jit);
+the generator describes both, resolve shows them, install lays them out. And the generator's
+inputs live in the repository: a fresh clone regenerates the manifests byte for byte."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXE, FaultServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def newer(cudaenv, newer_fixture_dir, tmp_path):
+    (tmp_path / "extra").mkdir()
+    srv = FaultServer(tmp_path / "extra", newer_fixture_dir / "mirror")
+    cudaenv.env.update(CUDAENV_MANIFESTS=str(newer_fixture_dir / "manifests"), CUDAENV_MIRROR=srv.url,
+                       CUDAENV_RETRIES="1", CUDAENV_LOCK_TIMEOUT="30")
+    cudaenv.root = cudaenv.tmp / "root"
+    cudaenv.server = srv
+    yield cudaenv
+    srv.close()
+
+
+def test_cuda_134_without_driver_components_resolves_with_its_driver_branch(newer):
+    doc = newer("resolve", "13.4+cudnn-9.27", "--json").json()
+    assert doc["cuda"]["version"] == "13.4.2" and doc["cuda"]["release_date"] == "2026-09-16"
+    assert doc["driver"]["min"] == "615" and doc["driver"]["min_source"] == "branch:R615"
+    assert doc["driver"]["compat_min"] == "580.65.06"
+    assert doc["host_compilers"] == {"gcc_max": "16", "clang_max": "22"}
+    assert doc["cudnn"]["version"] == "9.27.0.42" and doc["cudnn"]["cuda_build"] == "13"
+    comps = [a["component"] for a in doc["archives"]]
+    assert "cudnn" in comps and "cudnn_jit" in comps
+    assert not any("windows" in (a.get("path") or "") for a in doc["archives"])
+    text = newer("resolve", "13.4+cudnn-9.27").out
+    assert "driver   R615 or newer for full support; >= 580.65.06 with minor-version compatibility" in text
+
+
+def test_cuda_134_and_cudnn_927_with_jit_install_flattened(newer):
+    res = newer("install", "13.4+cudnn-9.27", "--json")
+    assert res.rc == 0, res
+    name = res.json()["versions"][0]["version"]
+    assert name == "13.4.2+cudnn9.27.0.42"
+    lib64 = newer.root / "versions" / name / "lib64"
+    for lib in ("libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_jit.so.9", "libcudart.so.13"):
+        assert (lib64 / lib).exists(), sorted(p.name for p in lib64.iterdir())
+    assert (lib64 / "libcudnn_jit.so.9").resolve().read_bytes()[:4] == b"\x7fELF"
+    # nothing for another platform was asked for, and no samples
+    assert not any("windows" in p or "samples" in p for p, _ in newer.server.requests), newer.server.requests
+    which = newer("which", "libcudnn_jit.so.9", env={"CUDAENV_VERSION": name})
+    assert which.rc == 0 and "/lib64/libcudnn_jit.so.9 (LD_LIBRARY_PATH)" in which.out, which
+
+
+def test_13_2_pairs_with_cudnn_927_from_the_real_manifests(cudaenv):
+    doc = cudaenv("resolve", "13.2+cudnn-9.27", "--json").json()
+    assert doc["cuda"]["version"] == "13.2.2" and doc["cudnn"]["version"] == "9.27.0.42"
+    assert doc["installable"] is True and doc["known"] == "full"
+    assert {"cudnn", "cudnn_jit"} <= {a["component"] for a in doc["archives"]}
+    doc = cudaenv("resolve", "13.4.2", "--json").json()
+    assert doc["installable"] is True and len(doc["archives"]) >= 10
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git is needed to clone")
+def test_a_fresh_clone_regenerates_the_manifests_byte_for_byte(tmp_path):
+    """The generator's inputs are in the repository (data/reference): a clone with nothing
+    beside it makes exactly the committed manifests."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "deep" / "clone"  # nothing beside it: no ../shared
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    # the working tree's data and manifests, as they are now (committed or not)
+    for d in ("data", "manifests"):
+        shutil.rmtree(clone / d)
+        shutil.copytree(ROOT / d, clone / d)
+    out = tmp_path / "out"
+    shutil.copytree(clone / "manifests", out)
+    res = subprocess.run([EXE, "__generate-manifests", "--reference", str(clone / "data" / "reference"),
+                          "--out", str(out)], capture_output=True, text=True,
+                         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    assert res.returncode == 0, res.stderr
+    made = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    committed = {p.relative_to(clone / "manifests"): p.read_bytes()
+                 for p in (clone / "manifests").rglob("*") if p.is_file()}
+    assert made.keys() == committed.keys()
+    assert [str(k) for k in made if made[k] != committed[k]] == []
+    assert not (tmp_path / "deep" / "shared").exists()
