@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/seed-*) from the project's own
-manifests, trimmed NVIDIA indexes (../shared/reference, when present) and small tars built here.
+manifests, trimmed NVIDIA indexes (data/reference) and small tars built here.
 Run from the repository root; the output is committed. Crash inputs a fuzzer finds are committed
 beside them as corpus/<target>/regress-*, and never regenerated."""
 import io
@@ -11,7 +11,7 @@ import tarfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "fuzz" / "corpus"
-REFERENCE = ROOT.parent / "shared" / "reference"
+REFERENCE = ROOT / "data" / "reference"
 
 
 def put(target, name, data):

@@ -1,5 +1,5 @@
 // The manifest generator: turns the reference data (NVIDIA's redistrib files and facts.json,
-// ../shared/reference) into cudaenv's own manifests. Run as `cudaenv __generate-manifests`;
+// data/reference in the repository) into cudaenv's own manifests. Run as `cudaenv __generate-manifests`;
 // the output is committed under manifests/ and a test checks that it is up to date.
 //
 // What it takes from where (docs/manifests.md has the whole list):
@@ -8,6 +8,8 @@
 //                     releases before 11.4.2 from facts' runfile list
 //   cudnn/<v>.json    cudnn redistrib files where saved, else facts' cudnn_releases (7.6 on)
 //   frameworks/tensorflow.json, gpus.json, rules.json   from facts
+//   gpu-support.json  gpus/: GPUs by PCI id, architectures' last branches, branch end of life
+//   cudaenv-supplement.json beside facts.json adds Table 3 rows, driver branches, compilers
 // profiles.json is the project's own choice and is not generated.
 #pragma once
 
