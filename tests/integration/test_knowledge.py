@@ -89,3 +89,48 @@ def test_a_fresh_clone_regenerates_the_manifests_byte_for_byte(tmp_path):
     assert made.keys() == committed.keys()
     assert [str(k) for k in made if made[k] != committed[k]] == []
     assert not (tmp_path / "deep" / "shared").exists()
+
+
+def _machine(root, device, driver, subsystem=("10de", "18be")):
+    """A machine under CUDAENV_SYSROOT: one NVIDIA GPU on the PCI bus and a loaded driver."""
+    d = root / "sys" / "bus" / "pci" / "devices" / "0000:65:00.0"
+    d.mkdir(parents=True)
+    for name, value in (("vendor", "0x10de"), ("class", "0x030200"), ("device", device),
+                        ("subsystem_vendor", "0x" + subsystem[0]), ("subsystem_device", "0x" + subsystem[1])):
+        (d / name).write_text(value + "\n")
+    v = root / "proc" / "driver" / "nvidia" / "version"
+    v.parent.mkdir(parents=True)
+    v.write_text(f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {driver}  Sat Aug 19 01:15:15 UTC 2023\n")
+    return root
+
+
+def test_resolve_checks_the_release_against_this_machines_gpu_and_driver(cudaenv, tmp_path):
+    """An H200 (PCI 10de:2335) on an R535 driver: CUDA 13.4 will not run (below 13.x's floor),
+    and NVIDIA's lists name the H200 from 550.90.07 on."""
+    root = _machine(tmp_path / "m", "0x2335", "535.104.05")
+    doc = cudaenv("resolve", "13.4", "--json", env={"CUDAENV_SYSROOT": str(root)}).json()
+    m = doc["machine"]
+    assert m["driver"] == "535.104.05" and m["gpus"] == [{"pci": "10de:2335", "subsystem": "10de:18be"}]
+    text = "\n".join(m["warnings"])
+    assert "older than CUDA 13.4.2's floor 580.65.06" in text and "R615 or newer" in text, text
+    assert "needs 550.90.07 or newer" in text, text
+    res = cudaenv("resolve", "13.4", env={"CUDAENV_SYSROOT": str(root)})
+    assert "this machine: this machine's driver 535.104.05 does not drive" in res.out
+    # on 580 the toolkit runs through compatibility and the GPU is driven
+    (root / "proc" / "driver" / "nvidia" / "version").write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Sat Aug 19 01:15:15 UTC 2023\n")
+    doc = cudaenv("resolve", "13.4", "--json", env={"CUDAENV_SYSROOT": str(root)}).json()
+    assert doc["machine"]["warnings"] == [
+        "this machine's driver 580.95.05 runs CUDA 13.4.2 only through minor-version compatibility "
+        "(full support needs R615 or newer)"]
+    # no GPU and no driver: nothing to say (installing for another machine is fine)
+    doc = cudaenv("resolve", "13.4", "--json", env={"CUDAENV_SYSROOT": str(tmp_path / "empty")}).json()
+    assert doc["machine"] == {"driver": None, "gpus": [], "warnings": []}
+
+
+def test_install_warns_about_this_machine_and_goes_on(cudaenv, tmp_path):
+    root = _machine(tmp_path / "m", "0x1b80", "590.44.01", ("10de", "119e"))  # a GTX 1080 on R590
+    res = cudaenv("install", "13.4", "--dry-run", env={"CUDAENV_SYSROOT": str(root)})
+    assert res.rc == 0, res
+    assert "cudaenv: warning: this machine's driver 590.44.01 does not drive" in res.err, res
+    assert "ends with the R580 driver branch" in res.err, res

@@ -3,6 +3,7 @@
 
 #include "../context.hpp"
 #include "../fetch_resolve.hpp"
+#include "../machine_check.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
 #include "core/activate/project.hpp"
@@ -183,6 +184,11 @@ int run_install(const InstallCli& o, Context& ctx) {
     }
     for (const auto& resolved : todo) {
         const Resolution* res = &resolved.res;
+        if (!o.dry_run || !ctx.json) {
+            for (const auto& w : machine_check(ctx, *res->cuda).warnings) {
+                *ctx.err << "cudaenv: warning: " << w << "\n";
+            }
+        }
         for (const auto& a : res->archives) {
             auto it = local.find(a.artifact.sha256);
             if (it != local.end() && !o.dry_run) {

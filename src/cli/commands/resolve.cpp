@@ -2,6 +2,7 @@
 #include "core/resolve/resolve.hpp"
 
 #include "../context.hpp"
+#include "../machine_check.hpp"
 #include "../spec_options.hpp"
 #include "core/manifest/indexes.hpp"
 #include "registry.hpp"
@@ -133,9 +134,10 @@ void print_text(std::ostream& o, const Resolution& r) {
     if (r.cudnn) {
         row("cuDNN", r.cudnn->version.str() + "  (build for CUDA " + r.cudnn_build->cuda + ")");
     } else if (r.cudnn_index) {
-        row("cuDNN", r.cudnn_index->version.str() + "  (known by NVIDIA's index only: " +
-                         r.cudnn_index->index.path + ", sha256 " +
-                         r.cudnn_index->index.sha256.substr(0, 16) + "...)");
+        row("cuDNN",
+            r.cudnn_index->version.str() +
+                "  (known by NVIDIA's index only: " + r.cudnn_index->index.path + ", sha256 " +
+                r.cudnn_index->index.sha256.substr(0, 16) + "...)");
     } else {
         row("cuDNN", "none (add one: " + c.version.truncated(2).str() + "+cudnn-9 or --cudnn)");
     }
@@ -217,10 +219,16 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
         return report_error(
             ctx, Error(d.error()).with_context("resolving '" + o.spec + "'"), "resolve");
     }
+    auto machine = machine_check(ctx, *d->res.cuda);
     if (ctx.json) {
-        emit_json(ctx, resolution_json(d->res));
+        auto j = resolution_json(d->res);
+        j["machine"] = machine.json;
+        emit_json(ctx, j);
     } else {
         print_text(*ctx.out, d->res);
+        for (const auto& w : machine.warnings) {
+            *ctx.out << "this machine: " << w << "\n";
+        }
     }
     return 0;
 }

@@ -59,32 +59,6 @@ std::optional<Version> DriverFacts::version() const {
     return std::nullopt;
 }
 
-std::optional<std::string> parse_driver_version(std::string_view text) {
-    // NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023
-    // NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build ...
-    auto line = text.substr(0, text.find('\n'));
-    auto at = line.find("Kernel Module");
-    if (at == std::string_view::npos) {
-        return std::nullopt;
-    }
-    std::string_view rest = line.substr(at);
-    std::size_t pos = 0;
-    while (pos < rest.size()) {
-        auto b = rest.find_first_not_of(' ', pos);
-        if (b == std::string_view::npos) {
-            break;
-        }
-        auto e = rest.find(' ', b);
-        std::string_view word = rest.substr(b, e == std::string_view::npos ? rest.npos : e - b);
-        if (!word.empty() && word.find('.') != std::string_view::npos &&
-            std::isdigit(static_cast<unsigned char>(word[0])) && Version::try_parse(word)) {
-            return std::string(word);
-        }
-        pos = e == std::string_view::npos ? rest.size() : e;
-    }
-    return std::nullopt;
-}
-
 std::optional<Version> parse_nvcc_banner(std::string_view text) {
     // "Cuda compilation tools, release 11.8, V11.8.89"
     auto at = text.find("release ");

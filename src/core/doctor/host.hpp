@@ -11,6 +11,7 @@
 #include "../error.hpp"
 #include "../manifest/model.hpp"
 #include "../store/root.hpp"
+#include "../sys/gpus.hpp"
 #include "../sys/process.hpp"
 #include "../version.hpp"
 
@@ -194,8 +195,7 @@ class Host {
     std::unique_ptr<Cache> m_cache;
 };
 
-/// "NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..." -> "535.104.05".
-std::optional<std::string> parse_driver_version(std::string_view proc_version_text);
+using sys::parse_driver_version; // /proc/driver/nvidia/version -> "535.104.05" (sys/gpus.hpp)
 
 /// "Cuda compilation tools, release 11.8, V11.8.89" -> 11.8.89.
 std::optional<Version> parse_nvcc_banner(std::string_view text);

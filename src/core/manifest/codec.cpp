@@ -542,8 +542,8 @@ Result<std::vector<PinnedIndex>> parse_indexes(const json& doc, std::string_view
             }
             if (auto rel = e.find("release"); rel != e.end() && std::string(product) == "cuda") {
                 auto r = CUDAENV_TRY(parse_cuda_release(*rel, std::string(origin) + " release"));
-                if (r.source != CudaSource::index || r.version != p.version ||
-                    !r.redistrib || r.redistrib->sha256 != p.index.sha256) {
+                if (r.source != CudaSource::index || r.version != p.version || !r.redistrib ||
+                    r.redistrib->sha256 != p.index.sha256) {
                     return rd.error("the release of cuda " + p.version.str() +
                                     " must be its index-known facts (source 'index', same "
                                     "version and index)");

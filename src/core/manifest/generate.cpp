@@ -130,10 +130,10 @@ Status apply_supplement(const fs::path& file, Facts& f) {
     }
     for (const auto& row : sup.value("host_compilers", json::array())) {
         std::string mm = str(row, "cuda");
-        f.doc["nvcc_host_gcc_max"][mm] = json{{"gcc_max", str(row, "gcc_max")},
-                                              {"clang_max", str(row, "clang_max")},
-                                              {"basis", "cudaenv-supplement.json: " +
-                                                            str(row, "source")}};
+        f.doc["nvcc_host_gcc_max"][mm] =
+            json{{"gcc_max", str(row, "gcc_max")},
+                 {"clang_max", str(row, "clang_max")},
+                 {"basis", "cudaenv-supplement.json: " + str(row, "source")}};
     }
     auto& per_cuda = f.doc["cuda_sm_support"]["per_cuda"];
     for (const auto& row : sup.value("sm_support", json::array())) {
@@ -788,7 +788,8 @@ Result<GpuListing> listing_of(std::map<std::string, std::string>& row,
         start = comma == std::string::npos ? tags.size() : comma + 1;
         auto v = Version::try_parse(one.substr(one.find(':') + 1));
         if (!v || one.rfind("R" + std::to_string(v->major()) + ":", 0) != 0) {
-            return gen_error("GPU table: " + id + ": branch entry '" + one + "' is not Rnnn:version");
+            return gen_error("GPU table: " + id + ": branch entry '" + one +
+                             "' is not Rnnn:version");
         }
         g.first_per_branch[v->major()] = *v;
     }
@@ -821,9 +822,18 @@ bool same_listing(const GpuListing& a, const GpuListing& b) {
 
 /// "Long Term Support Branch, EOL June 2026, ..." -> {kind, "2026-06"}
 std::optional<DriverBranchLife> branch_life(const std::string& key, const std::string& text) {
-    static const char* months[] = {"January", "February", "March",     "April",
-                                   "May",     "June",     "July",      "August",
-                                   "September", "October", "November", "December"};
+    static const char* months[] = {"January",
+                                   "February",
+                                   "March",
+                                   "April",
+                                   "May",
+                                   "June",
+                                   "July",
+                                   "August",
+                                   "September",
+                                   "October",
+                                   "November",
+                                   "December"};
     auto branch = Version::try_parse(key.size() > 1 && key[0] == 'R' ? key.substr(1) : "");
     auto eol = text.find("EOL ");
     if (!branch || eol == std::string::npos) {
@@ -926,7 +936,8 @@ Result<std::optional<GpuSupport>> gpu_support(const fs::path& ref, GenerateRepor
         }
         auto b = branch_life(key, value.get<std::string>());
         if (!b) {
-            return gen_error("gpus/arch-last-driver.json: branch " + key + " has no 'EOL Month YYYY'");
+            return gen_error("gpus/arch-last-driver.json: branch " + key +
+                             " has no 'EOL Month YYYY'");
         }
         s.branches.push_back(std::move(*b));
     }
@@ -1080,10 +1091,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
     CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));
     CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
-    std::map<std::string, std::string> top{
-        {"gpus.json", render(gpus_to_json(gpus(facts, report)))},
-        {"rules.json", render(to_json(rules(facts)))},
-        {"indexes.json", render(indexes_to_json(pinned))}};
+    std::map<std::string, std::string> top{{"gpus.json", render(gpus_to_json(gpus(facts, report)))},
+                                           {"rules.json", render(to_json(rules(facts)))},
+                                           {"indexes.json", render(indexes_to_json(pinned))}};
     if (auto support = CUDAENV_TRY(gpu_support(ref, report))) {
         top["gpu-support.json"] = render(gpu_support_to_json(*support));
     }

@@ -1,6 +1,7 @@
 // The manifest generator: turns the reference data (NVIDIA's redistrib files and facts.json,
-// data/reference in the repository) into cudaenv's own manifests. Run as `cudaenv __generate-manifests`;
-// the output is committed under manifests/ and a test checks that it is up to date.
+// data/reference in the repository) into cudaenv's own manifests. Run as `cudaenv
+// __generate-manifests`; the output is committed under manifests/ and a test checks that it is up
+// to date.
 //
 // What it takes from where (docs/manifests.md has the whole list):
 //   cuda/<v>.json     redistrib_<v>.json (components, pinned sha256 of the file itself) +
@@ -25,7 +26,7 @@ struct GenerateReport {
     std::size_t cudnn = 0;
     std::size_t framework_rows = 0;
     std::size_t gpus = 0;
-    std::size_t gpu_listings = 0;     ///< PCI ids (with subsystem where it matters) in gpu-support.json
+    std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as

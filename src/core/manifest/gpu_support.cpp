@@ -76,6 +76,7 @@ namespace {
 
 struct Fail {
     std::string origin;
+
     Error operator()(const std::string& what) const {
         return Error(ErrorCode::integrity, printable("manifest '" + origin + "': " + what));
     }
@@ -246,7 +247,8 @@ ojson gpu_support_to_json(const GpuSupport& s) {
     j["branches_source"] = s.branches_source;
     ojson branches = ojson::array();
     for (const auto& b : s.branches) {
-        branches.push_back(ojson{{"branch", b.branch}, {"kind", b.kind}, {"end_of_life", b.end_of_life}});
+        branches.push_back(
+            ojson{{"branch", b.branch}, {"kind", b.kind}, {"end_of_life", b.end_of_life}});
     }
     j["branches"] = branches;
     return j;

@@ -184,23 +184,23 @@ struct GpuListing {
     /// The lowest driver that lists it, when that is not a mainline tag (520.56.06 for the H100
     /// PCIe; such tags were released after higher-numbered ones): that exact driver drives it.
     std::optional<Version> off_mainline;
-    Version last_listed;           ///< the newest driver that lists it
-    bool listed_in_newest = true;  ///< false: the newest driver the data knows drops it
+    Version last_listed;          ///< the newest driver that lists it
+    bool listed_in_newest = true; ///< false: the newest driver the data knows drops it
 };
 
 /// The last driver branch and CUDA toolkit of an architecture (NVIDIA's CUDA Toolkit, Driver
 /// and Architecture Matrix): a newer branch's module does not bind the GPU.
 struct ArchitectureSupport {
-    std::string architecture;                  ///< "Pascal"
+    std::string architecture;                   ///< "Pascal"
     std::vector<unsigned> compute_capabilities; ///< 60, 61
-    std::optional<unsigned> last_branch;       ///< 580; none while ongoing
-    std::string last_toolkit;                  ///< "CUDA 12.x"
+    std::optional<unsigned> last_branch;        ///< 580; none while ongoing
+    std::string last_toolkit;                   ///< "CUDA 12.x"
 };
 
 /// A driver branch's support life (NVIDIA's Data Center Drivers docs).
 struct DriverBranchLife {
-    unsigned branch = 0;    ///< 535
-    std::string kind;       ///< "Long Term Support Branch"
+    unsigned branch = 0;     ///< 535
+    std::string kind;        ///< "Long Term Support Branch"
     std::string end_of_life; ///< "2026-06" (year-month)
 };
 
@@ -215,9 +215,8 @@ struct GpuSupport {
 
     /// The listing for a device and subsystem: the subsystem's own, else the device's. Null
     /// when the id is not listed. `exact` says whether the subsystem's own row answered.
-    const GpuListing* find(std::string_view device,
-                           std::string_view subsystem,
-                           bool* exact = nullptr) const;
+    const GpuListing*
+    find(std::string_view device, std::string_view subsystem, bool* exact = nullptr) const;
     /// Every branch some listing names (the branches the data knows).
     std::set<unsigned> known_branches() const;
     const ArchitectureSupport* architecture_of(unsigned compute_capability) const;

@@ -53,7 +53,8 @@ bool past_last_branch(const manifest::GpuSupport& support,
     v.why = arch->architecture + " (" + sm_text(cc) + ") ends with the R" +
             std::to_string(*arch->last_branch) + " driver branch (" + arch->last_toolkit +
             " is its last toolkit; NVIDIA's CUDA Toolkit, Driver and Architecture Matrix): "
-            "driver " + driver.str() + " does not drive it";
+            "driver " +
+            driver.str() + " does not drive it";
     return true;
 }
 
@@ -66,8 +67,8 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
     GpuDriverVerdict v;
     std::string device = manifest::normalize_pci_id(gpu.device);
     std::string subsystem = lower(gpu.subsystem);
-    v.gpu = (gpu.name.empty() ? "NVIDIA device" : gpu.name) + " (PCI 10de:" +
-            (device.empty() ? gpu.device : device) +
+    v.gpu = (gpu.name.empty() ? "NVIDIA device" : gpu.name) +
+            " (PCI 10de:" + (device.empty() ? gpu.device : device) +
             (subsystem.empty() ? "" : ", subsystem " + subsystem) + ")";
     const auto* l = device.empty() ? nullptr : support.find(device, subsystem, &v.exact);
     if (l) {
@@ -134,15 +135,16 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
         v.kind = GpuDriverVerdict::Kind::too_old;
         auto next = l->first_per_branch.upper_bound(branch);
         v.need = next->second;
-        v.why = listed + ", but not the R" + std::to_string(branch) + " branch: it is listed from " +
-                next->second.str() + " (R" + std::to_string(next->first) + ")";
+        v.why = listed + ", but not the R" + std::to_string(branch) +
+                " branch: it is listed from " + next->second.str() + " (R" +
+                std::to_string(next->first) + ")";
         return v;
     }
     // Not listed: the open kernel modules list Turing and newer; older GPUs, and ids newer than
     // the data, take the family rule.
-    std::string unknown = device.empty()
-                              ? "the GPU's PCI id is unknown"
-                              : "PCI 10de:" + device + " is not in NVIDIA's lists the manifests hold";
+    std::string unknown =
+        device.empty() ? "the GPU's PCI id is unknown"
+                       : "PCI 10de:" + device + " is not in NVIDIA's lists the manifests hold";
     unsigned cc = gpu.compute_capability;
     const auto* row = family_row(family, gpu);
     if (!cc && row) {
@@ -178,8 +180,8 @@ std::string branch_end_of_life(const manifest::GpuSupport& support,
         if (b.branch == branch) {
             if (!b.end_of_life.empty() && b.end_of_life < month) {
                 return "driver " + driver.str() + " is on the R" + std::to_string(branch) + " " +
-                       (b.kind.empty() ? "branch" : b.kind) + ", which reached its end of life in " +
-                       b.end_of_life;
+                       (b.kind.empty() ? "branch" : b.kind) +
+                       ", which reached its end of life in " + b.end_of_life;
             }
             return {};
         }
@@ -191,6 +193,43 @@ std::string branch_end_of_life(const manifest::GpuSupport& support,
                support.branches.front().end_of_life + ")";
     }
     return {};
+}
+
+std::vector<std::string> machine_fit(const manifest::CudaRelease& release,
+                                     const manifest::GpuSupport& support,
+                                     const std::vector<manifest::Gpu>& family,
+                                     const std::vector<GpuId>& gpus,
+                                     const std::optional<Version>& driver) {
+    std::vector<std::string> out;
+    if (!driver) {
+        return out;
+    }
+    std::string cuda = "CUDA " + release.version.str();
+    std::string full = release.driver_min_source.rfind("branch:", 0) == 0
+                           ? release.driver_min_source.substr(7) + " or newer"
+                       : release.driver_min ? release.driver_min->str()
+                                            : "";
+    if (release.driver_compat_min &&
+        Version::compare_numeric(*driver, *release.driver_compat_min) < 0) {
+        out.push_back("this machine's driver " + driver->str() + " is older than " + cuda +
+                      "'s floor " + release.driver_compat_min->str() +
+                      ": its programs will not run here (full support needs " + full + ")");
+    } else if (release.driver_min && Version::compare_numeric(*driver, *release.driver_min) < 0) {
+        out.push_back("this machine's driver " + driver->str() + " runs " + cuda +
+                      " only through minor-version compatibility (full support needs " + full +
+                      ")");
+    }
+    for (const auto& g : gpus) {
+        auto v = check_gpu_driver(support, family, g, *driver);
+        if (v.kind == GpuDriverVerdict::Kind::too_old && v.need) {
+            out.push_back("this machine's driver " + driver->str() + " does not drive " + v.gpu +
+                          ": it needs " + v.need->str() + " or newer (" + v.why + ")");
+        } else if (v.kind == GpuDriverVerdict::Kind::too_new && v.last_branch) {
+            out.push_back("this machine's driver " + driver->str() + " does not drive " + v.gpu +
+                          ": " + v.why);
+        }
+    }
+    return out;
 }
 
 } // namespace cudaenv

@@ -8,13 +8,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cudaenv {
 
 struct GpuId {
-    std::string device;    ///< "2331" (any case, with or without 0x)
-    std::string subsystem; ///< "10de:1626"; empty when unknown
-    std::string name;      ///< for messages and the family rule's name match
+    std::string device;              ///< "2331" (any case, with or without 0x)
+    std::string subsystem;           ///< "10de:1626"; empty when unknown
+    std::string name;                ///< for messages and the family rule's name match
     unsigned compute_capability = 0; ///< 90; 0 when unknown
 };
 
@@ -30,16 +31,26 @@ struct GpuDriverVerdict {
     /// false when the family rule or nothing did.
     bool by_id = false;
     bool exact = false;
-    std::string gpu;                    ///< "NVIDIA H100 PCIe (PCI 10de:2331, subsystem 10de:1626)"
-    std::optional<Version> need;        ///< too_old: the oldest driver that drives it on a fitting branch
+    std::string gpu;             ///< "NVIDIA H100 PCIe (PCI 10de:2331, subsystem 10de:1626)"
+    std::optional<Version> need; ///< too_old: the oldest driver that drives it on a fitting branch
     std::optional<unsigned> last_branch; ///< too_new
-    std::string why;                    ///< one sentence: what the data says and where it is from
+    std::string why;                     ///< one sentence: what the data says and where it is from
 };
 
 GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
                                   const std::vector<manifest::Gpu>& family,
                                   const GpuId& gpu,
                                   const Version& driver);
+
+/// What this machine says about a CUDA release before it is installed: the loaded driver against
+/// the release's minimum and its major's compatibility floor, and against each GPU on the PCI
+/// bus (by its id, as check_gpu_driver). One sentence each; empty when all is well or the
+/// machine has no NVIDIA driver loaded (installing for another machine is fine).
+std::vector<std::string> machine_fit(const manifest::CudaRelease& release,
+                                     const manifest::GpuSupport& support,
+                                     const std::vector<manifest::Gpu>& family,
+                                     const std::vector<GpuId>& gpus,
+                                     const std::optional<Version>& driver);
 
 /// The driver's branch has passed its end of life (`today` is "YYYY-MM-DD"): the sentence to
 /// warn with, else empty. Branches the lifecycle data does not name and that are older than

@@ -422,9 +422,11 @@ Result<Described> describe(const Catalog& c, const Spec& spec, const ResolveOpti
     if (cudnn_pin) {
         d.res.cudnn_index = cudnn_pin;
         d.res.notes.push_back("cuDNN " + cudnn_pin->version.str() +
-                              " is known by the sha256 of NVIDIA's index (" + cudnn_pin->index.path +
+                              " is known by the sha256 of NVIDIA's index (" +
+                              cudnn_pin->index.path +
                               "): install fetches it, checks it against the pin, and picks the "
-                              "build for CUDA " + d.res.cuda->version.str() + " from it");
+                              "build for CUDA " +
+                              d.res.cuda->version.str() + " from it");
     }
     return d;
 }

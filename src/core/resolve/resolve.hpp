@@ -68,6 +68,7 @@ struct Resolution {
     const manifest::PinnedIndex* cudnn_index = nullptr;
 
     bool installable() const { return not_installable.empty(); }
+
     /// Everything is known now ("full"), or part waits for a pinned index ("index").
     std::string known() const { return cuda_index || cudnn_index ? "index" : "full"; }
 
@@ -90,6 +91,7 @@ struct Described {
     std::shared_ptr<const manifest::Catalog> catalog;
     Resolution res;
 };
+
 Result<Described>
 describe(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions& options);
 

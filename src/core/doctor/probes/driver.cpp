@@ -1,9 +1,8 @@
 // Probe 2: the kernel driver: module loaded, /proc/driver/nvidia/version, device nodes, and the
 // kernel module agreeing with the user-space libraries.
-#include "probes.hpp"
-
 #include "../../resolve/gpu_driver.hpp"
 #include "../pci_chips.hpp"
+#include "probes.hpp"
 
 #include <algorithm>
 #include <set>
@@ -99,7 +98,7 @@ std::vector<Installed> installed_drivers(Host& h) {
 struct Unsupported {
     std::vector<std::string> old_gpus; ///< "GPU 0 (NVIDIA H200 (PCI 10de:2335)) needs ≥ 550.90.07"
     std::optional<Version> need;       ///< the highest minimum among them
-    std::vector<std::string> new_gpus; ///< GPUs whose architecture ended on an older branch
+    std::vector<std::string> new_gpus;   ///< GPUs whose architecture ended on an older branch
     std::optional<unsigned> last_branch; ///< the lowest such last branch
     std::vector<std::string> basis;      ///< what the data says, per GPU
     std::vector<std::string> by_family;  ///< GPUs whose id the lists do not have
@@ -119,8 +118,8 @@ Unsupported unsupported_by(Host& h, const Version& version) {
         }
         auto v = check_gpu_driver(h.gpu_support(), h.gpu_table(), id, version);
         const auto* model = gpu_model(h, pci[i].name);
-        std::string dev = pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2)
-                                                                : pci[i].device_id;
+        std::string dev =
+            pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
         std::string label = "GPU " + std::to_string(i) + " (" +
                             (model ? model->name : pci[i].name) + ", PCI 10de:" + dev +
                             (v.exact ? " subsystem " + pci[i].subsystem : std::string()) +
@@ -149,7 +148,8 @@ std::string older_branch_fix(unsigned branch) {
     return "install the newest R" + std::to_string(branch) +
            " driver (NVIDIA's legacy driver for this architecture; e.g. sudo apt install "
            "nvidia-driver-" +
-           std::to_string(branch) + " on Ubuntu), then reboot; newer CUDA toolkits stay usable "
+           std::to_string(branch) +
+           " on Ubuntu), then reboot; newer CUDA toolkits stay usable "
            "through the toolkits that branch supports";
 }
 
@@ -183,13 +183,12 @@ Finding driver(Host& h) {
                 }
                 std::string what = bad.need ? "too old for the GPU: " + bad.old_what()
                                             : "too new for the GPU: " + join(bad.new_gpus);
-                return fail("driver " + installed.front().version.str() + " is installed but " +
-                                what +
-                                "; the module cannot bind the device, so `modprobe nvidia` fails "
-                                "with \"No such device\"",
-                            bad.need ? newer_driver_fix(*bad.need)
-                                     : older_branch_fix(*bad.last_branch),
-                            details);
+                return fail(
+                    "driver " + installed.front().version.str() + " is installed but " + what +
+                        "; the module cannot bind the device, so `modprobe nvidia` fails "
+                        "with \"No such device\"",
+                    bad.need ? newer_driver_fix(*bad.need) : older_branch_fix(*bad.last_branch),
+                    details);
             }
         }
         if (module_installed(h)) {
@@ -242,15 +241,16 @@ Finding driver(Host& h) {
         // it binds them after all (an off-list build, or the lists lag): unsupported, not broken
         issues.push_back({Status::warn,
                           "driver " + version + " is older than NVIDIA's lists allow for " +
-                              bad.old_what() + "; it drives the GPU here, but NVIDIA does not "
-                                               "support the pair",
+                              bad.old_what() +
+                              "; it drives the GPU here, but NVIDIA does not "
+                              "support the pair",
                           newer_driver_fix(*bad.need)});
     }
     if (bad.need && !d.nvml_ok) {
-        issues.push_back({Status::fail,
-                          "driver " + version + " is too old for " + bad.old_what() +
-                              " (NVIDIA's driver lists)",
-                          newer_driver_fix(*bad.need)});
+        issues.push_back(
+            {Status::fail,
+             "driver " + version + " is too old for " + bad.old_what() + " (NVIDIA's driver lists)",
+             newer_driver_fix(*bad.need)});
     }
     if (bad.last_branch) {
         issues.push_back({sees_all ? Status::warn : Status::fail,
@@ -259,8 +259,7 @@ Finding driver(Host& h) {
                           older_branch_fix(*bad.last_branch)});
     }
     if (d.version()) {
-        if (auto eol = branch_end_of_life(h.gpu_support(), *d.version(), h.today());
-            !eol.empty()) {
+        if (auto eol = branch_end_of_life(h.gpu_support(), *d.version(), h.today()); !eol.empty()) {
             details.push_back("branches: " + h.gpu_support().branches_source);
             issues.push_back({Status::warn,
                               eol + ": no more security or bug fixes",

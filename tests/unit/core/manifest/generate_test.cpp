@@ -194,8 +194,15 @@ TEST(GenerateManifests, Cuda134WithoutDriverComponentsTakesItsBranch) {
     EXPECT_EQ(r132->driver_min->str(), "595.71.05");
     EXPECT_EQ(r132->driver_min_source, "table3");
     // the nine releases that were index-pinned are described in full now
-    for (const char* v : {"12.8.2", "12.9.2", "13.0.1", "13.0.2", "13.0.3", "13.1.1", "13.1.2",
-                          "13.2.0", "13.2.1"}) {
+    for (const char* v : {"12.8.2",
+                          "12.9.2",
+                          "13.0.1",
+                          "13.0.2",
+                          "13.0.3",
+                          "13.1.1",
+                          "13.1.2",
+                          "13.2.0",
+                          "13.2.1"}) {
         const auto* x = cat->find_cuda(*Version::try_parse(v));
         ASSERT_NE(x, nullptr) << v;
         EXPECT_FALSE(x->components.empty()) << v;

@@ -64,10 +64,10 @@ TEST(GpuDriver, NewGpusNeedTheFirstDriverThatListsThem) {
     // on R550 an older 550 does not list it either
     EXPECT_EQ(check("2335", "", "550.54.14").need->str(), "550.90.07");
 
-    EXPECT_EQ(check("26b9", "", "520.61.05").need->str(), "535.104.05"); // L40S
-    EXPECT_EQ(check("2901", "", "570.26").need->str(), "570.86.15");     // B200
+    EXPECT_EQ(check("26b9", "", "520.61.05").need->str(), "535.104.05");  // L40S
+    EXPECT_EQ(check("2901", "", "570.26").need->str(), "570.86.15");      // B200
     EXPECT_EQ(check("2f04", "", "570.124.04").need->str(), "570.133.07"); // RTX 5070
-    EXPECT_EQ(check("3182", "", "575.51.03").need->str(), "580.82.07");  // B300
+    EXPECT_EQ(check("3182", "", "575.51.03").need->str(), "580.82.07");   // B300
     EXPECT_EQ(check("3182", "", "580.82.07").kind, Kind::ok);
 }
 
@@ -131,8 +131,9 @@ TEST(GpuDriver, AnUnknownIdFallsBackToTheFamilyRuleAndSaysSo) {
 
 TEST(GpuDriver, EndOfLifeBranches) {
     auto v = [](const char* d) { return *Version::try_parse(d); };
-    EXPECT_NE(branch_end_of_life(support(), v("535.261.03"), "2026-12-05").find("end of life in 2026-06"),
-              std::string::npos);
+    EXPECT_NE(
+        branch_end_of_life(support(), v("535.261.03"), "2026-12-05").find("end of life in 2026-06"),
+        std::string::npos);
     EXPECT_EQ(branch_end_of_life(support(), v("535.261.03"), "2026-05-30"), "");
     EXPECT_EQ(branch_end_of_life(support(), v("580.95.05"), "2026-12-05"), "");
     EXPECT_NE(branch_end_of_life(support(), v("470.256.02"), "2026-12-05").find("older than every"),

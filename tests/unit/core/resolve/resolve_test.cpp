@@ -381,8 +381,13 @@ TEST(Resolve, CudnnJitComesWithCudnn) {
         }
     }
     ASSERT_EQ(dnn.size(), 2u);
-    EXPECT_EQ(dnn[0], "cudnn cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
-    EXPECT_EQ(dnn[1], "cudnn_jit cudnn/redist/cudnn_jit/linux-x86_64/cudnn_jit-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
+    EXPECT_EQ(
+        dnn[0],
+        "cudnn cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
+    EXPECT_EQ(dnn[1],
+              "cudnn_jit "
+              "cudnn/redist/cudnn_jit/linux-x86_64/"
+              "cudnn_jit-linux-x86_64-9.27.0.42_cuda13-archive.tar.xz");
     // before 9.20 there is none
     auto old = run("12.8+cudnn-9.8");
     ASSERT_TRUE(old);
