@@ -225,3 +225,38 @@ TEST(GenerateManifests, Cudnn927FromAnIndexFactsDoNotListCarriesCudnnJit) {
         EXPECT_EQ(b.extras.count("cudnn_samples"), 0u);
     }
 }
+
+// How the new minimums were checked: every minimum is at most the driver NVIDIA bundles with the
+// release (its index's nvidia_driver, where it still has one), and each Table 3 row the
+// supplement adds (13.2.1-13.3.1) equals that bundled driver exactly.
+TEST(GenerateManifests, DriverMinimumsAgreeWithTheDriversNvidiaBundles) {
+    fs::path ref = CUDAENV_TEST_REFERENCE;
+    auto cat = load_catalog(CUDAENV_TEST_MANIFESTS);
+    ASSERT_TRUE(cat) << cat.error().message;
+    int checked = 0;
+    for (const auto& r : cat->cuda) {
+        auto file = ref / ("cuda-redistrib_" + r.version.str() + ".json");
+        if (r.source != CudaSource::redist || !fs::exists(file) || !r.driver_min) {
+            continue;
+        }
+        auto idx = parse_redistrib(test::read_all(file), file.string());
+        ASSERT_TRUE(idx) << idx.error().message;
+        const auto* drv = idx->find("nvidia_driver");
+        if (!drv) {
+            EXPECT_TRUE(Version::compare_numeric(r.version, *Version::try_parse("13.4")) >= 0)
+                << r.version.str() << " has no nvidia_driver: only 13.4 and later drop it";
+            continue;
+        }
+        auto bundled = *Version::try_parse(drv->version);
+        EXPECT_TRUE(Version::compare_numeric(*r.driver_min, bundled) <= 0)
+            << r.version.str() << ": minimum " << r.driver_min->str() << " above the bundled "
+            << bundled.str();
+        if (r.driver_min_basis.find("supplement") != std::string::npos ||
+            (r.version.major() == 13 && r.driver_min_source == "table3" &&
+             !r.driver_min_basis.empty())) {
+            EXPECT_EQ(r.driver_min->str(), bundled.str()) << r.version.str();
+        }
+        ++checked;
+    }
+    EXPECT_GE(checked, 45);
+}
