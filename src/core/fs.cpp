@@ -13,6 +13,19 @@
 
 namespace cudaenv {
 
+void Fd::reset(int fd) {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+    m_fd = fd;
+}
+
+int Fd::close() {
+    int rc = m_fd >= 0 ? ::close(m_fd) : 0;
+    m_fd = -1;
+    return rc;
+}
+
 std::string errno_text(int err) {
     return std::strerror(err);
 }
@@ -22,40 +35,6 @@ namespace {
 Error fs_error(const std::string& what, const std::filesystem::path& path, int err) {
     return Error(ErrorCode::filesystem, what + " '" + path.string() + "': " + errno_text(err));
 }
-
-/// Closes the descriptor on scope exit.
-class Fd {
-  public:
-    explicit Fd(int fd) : m_fd(fd) {}
-
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-
-    ~Fd() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-
-    int get() const { return m_fd; }
-
-    void reset(int fd) {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-        m_fd = fd;
-    }
-
-    /// Closes now and reports the result (close can report a deferred write error).
-    int close() {
-        int rc = ::close(m_fd);
-        m_fd = -1;
-        return rc;
-    }
-
-  private:
-    int m_fd;
-};
 
 } // namespace
 

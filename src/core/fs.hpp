@@ -10,6 +10,44 @@
 
 namespace cudaenv {
 
+/// A file descriptor closed when it goes out of scope (ccache's Fd): every descriptor cudaenv
+/// opens itself is held by one.
+class Fd {
+  public:
+    Fd() = default;
+
+    explicit Fd(int fd) : m_fd(fd) {}
+
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+
+    Fd(Fd&& o) noexcept : m_fd(o.release()) {}
+
+    Fd& operator=(Fd&& o) noexcept {
+        reset(o.release());
+        return *this;
+    }
+
+    ~Fd() { reset(-1); }
+
+    int get() const { return m_fd; }
+
+    bool valid() const { return m_fd >= 0; }
+
+    int release() {
+        int fd = m_fd;
+        m_fd = -1;
+        return fd;
+    }
+
+    void reset(int fd);
+    /// Closes now and reports the result (close can report a deferred write error).
+    int close();
+
+  private:
+    int m_fd = -1;
+};
+
 /// Reads a whole file. ErrorCode::filesystem names the path and the errno text.
 Result<std::string> read_text_file(const std::filesystem::path& path);
 

@@ -1367,3 +1367,40 @@ def test_report_is_one_table_with_failing_hosts_first(m, tmp_path):
 
 def test_report_of_an_empty_folder(m, tmp_path):
     assert_one_line_error(m.run("report", str(tmp_path)), 9)
+
+
+def test_report_survives_hostile_documents_and_never_follows_links(m, tmp_path):
+    """Every host document is input from another machine: a field of the wrong type, a link to a
+    file outside DIR, a FIFO, a huge file -- each is named with why and left out; the rest are
+    reported."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    healthy = m.run("doctor", "--json")
+    (reports / "gpu-a.json").write_text(healthy.out)
+    doc = healthy.json()
+    doc["probes"][0]["status"] = 7
+    (reports / "gpu-b.json").write_text(json.dumps(doc))
+    doc = healthy.json()
+    doc["facts"]["gpus"] = "lots"
+    (reports / "gpu-c.json").write_text(json.dumps(doc))
+    outside = tmp_path / "secret.json"
+    broken = healthy.json()
+    broken["facts"]["driver"] = "SECRET-OUTSIDE"
+    outside.write_text(json.dumps(broken))
+    (reports / "gpu-d.json").symlink_to(outside)
+    os.mkfifo(reports / "gpu-e.json")
+    with open(reports / "gpu-f.json", "wb") as f:
+        f.truncate(9 << 20)
+    res = m.run("report", str(reports), "--json")
+    assert res.rc == 1, res
+    hosts = {h["host"]: h for h in res.json()["hosts"]}
+    assert hosts["gpu-a"]["problem"] is None and hosts["gpu-a"]["driver"] == "550.54.15"
+    assert "probes[0].status is number, not a string" in hosts["gpu-b"]["problem"]
+    assert "facts.gpus is string, not an array" in hosts["gpu-c"]["problem"]
+    assert "gpu-d.json is a symbolic link: not followed" in hosts["gpu-d"]["problem"]
+    assert "not a regular file" in hosts["gpu-e"]["problem"]
+    assert "over the 8 MiB" in hosts["gpu-f"]["problem"]
+    assert "SECRET-OUTSIDE" not in res.out
+    text = m.run("report", str(reports))
+    assert text.rc == 1 and "SECRET-OUTSIDE" not in text.out and "Traceback" not in text.err
+    assert text.out.splitlines()[-1].startswith("6 hosts: 5 failing")

@@ -1,6 +1,7 @@
 // cudaenv report DIR: one fleet table from the per-host `cudaenv doctor --json` documents the
 // fleet role fetches (DIR/<host>.json), hosts with failures first.
 #include "../context.hpp"
+#include "core/doctor/fleet_report.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,131 +22,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct HostRow {
-    std::string host;
-    std::string gpus = "-";
-    std::string driver = "-";
-    std::string cuda = "-";
-    std::string cudnn = "-";
-    std::size_t failures = 0;
-    std::size_t warnings = 0;
-    json worst;          ///< {id, status, finding, fix} or null
-    std::string problem; ///< the document could not be read
-};
-
-std::string text_or_dash(const json& v) {
-    return v.is_string() && !v.get<std::string>().empty() ? printable(v.get<std::string>()) : "-";
-}
-
-/// "2x NVIDIA H100 80GB HBM3" / "NVIDIA A100, NVIDIA T4" / "none"
-std::string describe_gpus(const json& gpus) {
-    if (!gpus.is_array() || gpus.empty()) {
-        return "none";
-    }
-    std::vector<std::pair<std::string, int>> counts;
-    for (const auto& g : gpus) {
-        std::string name = g.is_object() ? text_or_dash(g.value("name", json())) : "-";
-        auto it = std::find_if(
-            counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
-        if (it == counts.end()) {
-            counts.emplace_back(name, 1);
-        } else {
-            ++it->second;
-        }
-    }
-    std::string out;
-    for (const auto& [name, n] : counts) {
-        out += (out.empty() ? "" : ", ") + (n > 1 ? std::to_string(n) + "x " : "") + name;
-    }
-    return out;
-}
-
-HostRow read_host(const fs::path& file) {
-    HostRow row;
-    row.host = printable(file.stem().string());
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    json doc = json::parse(text.str(), nullptr, false);
-    if (!in || doc.is_discarded() || !doc.is_object() || doc.value("command", "") != "doctor" ||
-        !doc.contains("probes") || !doc["probes"].is_array()) {
-        row.problem = "not a `cudaenv doctor --json` document";
-        return row;
-    }
-    const json& facts = doc.contains("facts") && doc["facts"].is_object() ? doc["facts"] : json();
-    if (facts.is_object()) {
-        row.gpus = describe_gpus(facts.value("gpus", json()));
-        row.driver = text_or_dash(facts.value("driver", json()));
-        row.cuda = text_or_dash(facts.value("cuda", json()));
-        row.cudnn = text_or_dash(facts.value("cudnn", json()));
-    }
-    const json* worst = nullptr;
-    for (const auto& p : doc["probes"]) {
-        if (!p.is_object()) {
-            continue;
-        }
-        std::string status = p.value("status", "");
-        if (status == "fail") {
-            ++row.failures;
-            if (!worst || (*worst).value("status", "") != "fail") {
-                worst = &p;
-            }
-        } else if (status == "warn") {
-            ++row.warnings;
-            if (!worst) {
-                worst = &p;
-            }
-        }
-    }
-    if (worst) {
-        row.worst = {{"id", worst->value("id", "")},
-                     {"status", worst->value("status", "")},
-                     {"finding", worst->value("finding", "")},
-                     {"fix", worst->contains("fix") ? (*worst)["fix"] : json()}};
-    }
-    return row;
-}
-
 struct ReportCli {
     std::string dir;
 };
 
 int run_report(const ReportCli& o, Context& ctx) {
-    std::vector<HostRow> rows;
-    std::error_code ec;
-    for (fs::directory_iterator it(o.dir, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->path().extension() == ".json" && it->is_regular_file(ec)) {
-            rows.push_back(read_host(it->path()));
-        }
+    auto report = doctor::read_fleet_reports(o.dir);
+    if (!report) {
+        return report_error(ctx, report.error(), "report");
     }
-    if (ec) {
-        return report_error(
-            ctx,
-            Error(ErrorCode::filesystem, "cannot read '" + o.dir + "': " + ec.message()),
-            "report");
-    }
-    if (rows.empty()) {
-        return report_error(
-            ctx,
-            Error(ErrorCode::not_found, "no doctor reports (*.json) in '" + o.dir + "'")
-                .with_hint("the fleet role fetches one per host into "
-                           "cudaenv_report_dir; or: cudaenv doctor --json > "
-                           "DIR/$(hostname).json"),
-            "report");
-    }
-    // hosts that could not be read and hosts with failures first, then warnings, then by name
-    std::sort(rows.begin(), rows.end(), [](const HostRow& a, const HostRow& b) {
-        auto key = [](const HostRow& r) {
-            return std::make_tuple(
-                r.problem.empty(), -static_cast<long>(r.failures), -static_cast<long>(r.warnings));
-        };
-        return key(a) != key(b) ? key(a) < key(b) : a.host < b.host;
-    });
-    std::size_t failing = 0, warning = 0;
-    for (const auto& r : rows) {
-        failing += (!r.problem.empty() || r.failures > 0) ? 1u : 0u;
-        warning += (r.problem.empty() && r.failures == 0 && r.warnings > 0) ? 1u : 0u;
-    }
+    const auto& rows = report->hosts;
+    std::size_t failing = report->failing, warning = report->warning;
     int code = failing > 0 ? 1 : 0;
     if (ctx.json) {
         json hosts = json::array();
@@ -181,10 +68,12 @@ int run_report(const ReportCli& o, Context& ctx) {
         << std::setw(6) << "WARN"
         << "WORST FINDING\n";
     for (const auto& r : rows) {
-        std::string worst = !r.problem.empty() ? r.problem
-                            : r.worst.is_null()
-                                ? "-"
-                                : r.worst.value("id", "") + ": " + r.worst.value("finding", "");
+        std::string worst =
+            !r.problem.empty()  ? r.problem
+            : r.worst.is_null() ? "-"
+            : r.worst["id"].is_string() && r.worst["finding"].is_string()
+                ? r.worst["id"].get<std::string>() + ": " + r.worst["finding"].get<std::string>()
+                : "-";
         worst = printable(worst);
         if (worst.size() > 100) {
             worst = worst.substr(0, 97) + "...";
