@@ -43,15 +43,19 @@ Result<std::string> read_text_file(const std::filesystem::path& path) {
     if (fd.get() < 0) {
         return fs_error("cannot open", path, errno);
     }
+    return read_text_fd(fd.get(), path);
+}
+
+Result<std::string> read_text_fd(int fd, const std::filesystem::path& shown) {
     std::string out;
     char buf[65536];
     while (true) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            return fs_error("cannot read", path, errno);
+            return fs_error("cannot read", shown, errno);
         }
         if (n == 0) {
             break;
@@ -96,8 +100,8 @@ void sweep_temp_files(const std::filesystem::path& dir, std::string_view base) {
     }
 }
 
-int Disk::open(const char* path, int flags, unsigned mode) const {
-    return ::open(path, flags, static_cast<mode_t>(mode));
+int Disk::open(int dir, const char* name, int flags, unsigned mode) const {
+    return ::openat(dir, name, flags, static_cast<mode_t>(mode));
 }
 
 long Disk::write(int fd, const void* data, std::size_t size) const {
@@ -116,12 +120,12 @@ int Disk::close(int fd) const {
     return ::close(fd);
 }
 
-int Disk::rename(const char* from, const char* to) const {
-    return ::rename(from, to);
+int Disk::rename(int dir, const char* from, const char* to) const {
+    return ::renameat(dir, from, dir, to);
 }
 
-int Disk::unlink(const char* path) const {
-    return ::unlink(path);
+int Disk::unlink(int dir, const char* name) const {
+    return ::unlinkat(dir, name, 0);
 }
 
 const Disk& real_disk() {
@@ -134,15 +138,29 @@ Status write_file_atomic(const std::filesystem::path& path,
                          unsigned mode,
                          const Disk& disk) {
     auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    std::filesystem::path tmp;
+    Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dfd.valid()) {
+        return fs_error("cannot open", dir, errno);
+    }
+    return write_file_atomic_at(dfd.get(), dir, path.filename().string(), content, mode, disk);
+}
+
+Status write_file_atomic_at(int dir,
+                            const std::filesystem::path& shown,
+                            const std::string& name,
+                            std::string_view content,
+                            unsigned mode,
+                            const Disk& disk) {
+    std::string tmp;
     int fd = -1;
     // An unpredictable name, created exclusively; a name that is taken (planted, or a one in
     // 2^64 clash) is never touched: another name is tried.
     for (int tries = 0; fd < 0; ++tries) {
-        tmp = dir / temp_name(path.filename().string());
-        fd = disk.open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        tmp = temp_name(name);
+        fd =
+            disk.open(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0 && (errno != EEXIST || tries >= 16)) {
-            return fs_error("cannot create", tmp, errno);
+            return fs_error("cannot create", shown / tmp, errno);
         }
     }
     auto fail = [&](const char* what) {
@@ -150,8 +168,8 @@ Status write_file_atomic(const std::filesystem::path& path,
         if (fd >= 0) {
             disk.close(fd);
         }
-        disk.unlink(tmp.c_str());
-        return fs_error(what, tmp, err);
+        disk.unlink(dir, tmp.c_str());
+        return fs_error(what, shown / tmp, err);
     };
     std::size_t off = 0;
     while (off < content.size()) {
@@ -179,14 +197,156 @@ Status write_file_atomic(const std::filesystem::path& path,
     if (closed != 0) {
         return fail("cannot close");
     }
-    if (disk.rename(tmp.c_str(), path.c_str()) != 0) {
+    if (disk.rename(dir, tmp.c_str(), name.c_str()) != 0) {
         return fail("cannot rename into place");
     }
-    Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dfd.get() >= 0) {
-        ::fsync(dfd.get());
+    ::fsync(dir);
+    return Ok{};
+}
+
+Status make_dirs(const std::filesystem::path& dir, unsigned mode) {
+    std::vector<std::filesystem::path> missing;
+    for (auto p = dir.lexically_normal(); !p.empty(); p = p.parent_path()) {
+        struct stat st {};
+
+        if (::stat(p.c_str(), &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                return fs_error("cannot create", dir, ENOTDIR);
+            }
+            break;
+        }
+        if (errno != ENOENT) {
+            return fs_error("cannot create", dir, errno);
+        }
+        missing.push_back(p);
+        if (p == p.parent_path() || !p.has_relative_path()) {
+            break;
+        }
+    }
+    for (auto p = missing.rbegin(); p != missing.rend(); ++p) {
+        if (::mkdir(p->c_str(), static_cast<mode_t>(mode)) == 0) {
+            ::chmod(p->c_str(), static_cast<mode_t>(mode)); // the umask took bits away
+        } else if (errno != EEXIST) {
+            return fs_error("cannot create", *p, errno);
+        }
     }
     return Ok{};
+}
+
+namespace {
+
+/// "" for a path below a base that may be walked, else why not.
+std::string walkable(const std::filesystem::path& rel) {
+    if (rel.is_absolute()) {
+        return "an absolute path";
+    }
+    for (const auto& part : rel) {
+        auto s = part.string();
+        if (s.empty() || s == "." || s == "..") {
+            return "a path part is '" + s + "'";
+        }
+    }
+    return {};
+}
+
+Error planted_link(const std::filesystem::path& at, int parent, const std::string& name) {
+    char target[4096];
+    ssize_t n = ::readlinkat(parent, name.c_str(), target, sizeof target - 1);
+    std::string to = n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "?";
+    return Error(ErrorCode::unsafe_archive,
+                 "refusing to write through '" + at.string() + "': a link (to '" + printable(to) +
+                     "') that cudaenv did not make")
+        .with_hint("remove the link, or give a folder that holds none");
+}
+
+} // namespace
+
+Result<Contained> Contained::open(const std::filesystem::path& base, bool create) {
+    if (create) {
+        CUDAENV_TRY(make_dirs(base));
+    }
+    Contained c;
+    c.m_path = base;
+    c.m_fd = Fd(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!c.m_fd.valid()) {
+        return fs_error("cannot open", base, errno);
+    }
+    return c;
+}
+
+Result<Fd> Contained::dir(const std::filesystem::path& rel, bool create) const {
+    if (auto why = walkable(rel); !why.empty()) {
+        return Error(ErrorCode::unsafe_archive,
+                     "refusing to write '" + printable(rel.string()) + "' below '" +
+                         m_path.string() + "': " + why);
+    }
+    Fd at(::dup(m_fd.get()));
+    std::filesystem::path shown = m_path;
+    for (const auto& part : rel) {
+        std::string name = part.string();
+        shown /= name;
+        for (int tries = 0;; ++tries) {
+            Fd next(
+                ::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (next.valid()) {
+                at = std::move(next);
+                break;
+            }
+            int err = errno;
+
+            struct stat st {};
+
+            if (::fstatat(at.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(st.st_mode)) {
+                return planted_link(shown, at.get(), name);
+            }
+            if (err != ENOENT || !create || tries > 0) {
+                return fs_error("cannot open", shown, err);
+            }
+            if (::mkdirat(at.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+                return fs_error("cannot create", shown, errno);
+            }
+            Fd made(
+                ::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (made.valid()) {
+                ::fchmod(made.get(), 0755); // whatever the umask: a web server reads a mirror
+            }
+        }
+    }
+    return at;
+}
+
+Result<Fd> Contained::open_file(const std::filesystem::path& rel) const {
+    auto dfd = CUDAENV_TRY(dir(rel.parent_path(), false));
+    std::string name = rel.filename().string();
+    Fd fd(::openat(dfd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) {
+        int err = errno;
+
+        struct stat st {};
+
+        if (::fstatat(dfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode)) {
+            return planted_link(m_path / rel, dfd.get(), name);
+        }
+        return fs_error("cannot open", m_path / rel, err);
+    }
+
+    struct stat st {};
+
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return Error(ErrorCode::filesystem,
+                     "'" + (m_path / rel).string() + "' is not a regular file");
+    }
+    return fd;
+}
+
+Status Contained::write_file(const std::filesystem::path& rel,
+                             std::string_view content,
+                             unsigned mode) const {
+    auto dfd = CUDAENV_TRY(dir(rel.parent_path(), true));
+    return write_file_atomic_at(
+        dfd.get(), m_path / rel.parent_path(), rel.filename().string(), content, mode);
 }
 
 } // namespace cudaenv

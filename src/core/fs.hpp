@@ -51,19 +51,24 @@ class Fd {
 /// Reads a whole file. ErrorCode::filesystem names the path and the errno text.
 Result<std::string> read_text_file(const std::filesystem::path& path);
 
+/// Reads the rest of an open file; `shown` names it in errors.
+Result<std::string> read_text_fd(int fd, const std::filesystem::path& shown);
+
 /// The system calls an atomic write makes (ninja's DiskInterface): the seam through which unit
 /// tests fail any one of them (ENOSPC on write, EIO on fsync, EXDEV on rename, short writes,
 /// EINTR) and check that the old file survives and no temporary file is left.
+/// Names are relative to an open folder (`dir`), as openat(2), renameat(2) and unlinkat(2) take
+/// them: a write never resolves a path twice.
 class Disk {
   public:
     virtual ~Disk() = default;
-    virtual int open(const char* path, int flags, unsigned mode) const;
+    virtual int open(int dir, const char* name, int flags, unsigned mode) const;
     virtual long write(int fd, const void* data, std::size_t size) const;
     virtual int fchmod(int fd, unsigned mode) const;
     virtual int fsync(int fd) const;
     virtual int close(int fd) const;
-    virtual int rename(const char* from, const char* to) const;
-    virtual int unlink(const char* path) const;
+    virtual int rename(int dir, const char* from, const char* to) const;
+    virtual int unlink(int dir, const char* name) const;
 };
 
 /// The real system calls.
@@ -77,6 +82,51 @@ Status write_file_atomic(const std::filesystem::path& path,
                          std::string_view content,
                          unsigned mode = 0644,
                          const Disk& disk = real_disk());
+
+/// write_file_atomic for the file `name` in the open folder `dir` (`shown` is the folder's path,
+/// for messages): nothing but `name` itself and its temporary file is resolved, never a link.
+Status write_file_atomic_at(int dir,
+                            const std::filesystem::path& shown,
+                            const std::string& name,
+                            std::string_view content,
+                            unsigned mode = 0644,
+                            const Disk& disk = real_disk());
+
+/// Creates `dir` and every missing folder above it, each with exactly `mode` whatever the umask
+/// (a strict umask must not lock other users out of what cudaenv makes for all of them). Folders
+/// that exist keep their mode. Errors: filesystem.
+Status make_dirs(const std::filesystem::path& dir, unsigned mode = 0755);
+
+/// A folder cudaenv writes below (a mirror, a module tree): opened once, and every path below it
+/// resolved one folder at a time relative to the folder above with O_NOFOLLOW, as the extractor
+/// does. A link anywhere below the base -- cudaenv makes none there -- is refused, never followed
+/// (ErrorCode::unsafe_archive, exit 5), so nothing is ever written outside the base. The base
+/// itself is the path the user gave and is resolved as given.
+class Contained {
+  public:
+    /// Opens `base`, made (0755 whatever the umask) when missing and `create`.
+    static Result<Contained> open(const std::filesystem::path& base, bool create);
+
+    const std::filesystem::path& path() const { return m_path; }
+
+    int fd() const { return m_fd.get(); }
+
+    /// The folder `rel` below the base ("" is the base itself), each missing folder made 0755
+    /// when `create`. `rel` must be relative, without "", "." or ".." parts (exit 5 otherwise).
+    Result<Fd> dir(const std::filesystem::path& rel, bool create) const;
+
+    /// The regular file `rel` opened for reading; a link or anything else is refused.
+    Result<Fd> open_file(const std::filesystem::path& rel) const;
+
+    /// write_file_atomic for `rel`, its folders made as dir() makes them.
+    Status write_file(const std::filesystem::path& rel,
+                      std::string_view content,
+                      unsigned mode = 0644) const;
+
+  private:
+    std::filesystem::path m_path;
+    Fd m_fd;
+};
 
 /// "errno text" for the current errno, as "No such file or directory".
 std::string errno_text(int err);

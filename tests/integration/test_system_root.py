@@ -172,3 +172,66 @@ def test_an_unprivileged_user_sees_the_machine_wide_versions_read_only(system, t
     assert mine["prefix"].startswith(str(home / ".cudaenv" / "versions"))
     assert {v["version"]: v["upstream"] for v in as_nobody(system, home, "list", "--json").json()["versions"]} \
         == {version: True, mine["version"]: False}
+
+
+def test_one_version_in_both_roots_is_listed_twice_with_the_one_that_wins(system, tmp_path):
+    """A user installed tf-2.16 in their own root before root installed it machine-wide: both copies
+    are listed, with their origin; the user's own wins (it is searched first)."""
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is missing")
+    open_up(system.fixture)
+    open_up(system.sysroot / "etc")
+    home = tmp_path / "home-nobody"
+    home.mkdir()
+    os.chown(home, NOBODY, NOBODY)
+    own = as_nobody(system, home, "install", "tf-2.16", "--json")
+    assert own.rc == 0, own
+    version = own.json()["versions"][0]["version"]
+    mine = Path(own.json()["versions"][0]["prefix"])
+    assert system("install", "tf-2.16").rc == 0
+    theirs = system.system_root / "versions" / version
+    assert theirs.is_dir() and mine.is_dir()
+
+    doc = as_nobody(system, home, "list", "--json").json()
+    copies = [v for v in doc["versions"] if v["version"] == version]
+    assert [(v["origin"], v["root"], v["wins"], v["shadowed_by"]) for v in copies] == [
+        ("root", str(home / ".cudaenv"), True, None),
+        ("upstream", str(system.system_root), False, str(mine))]
+    text = as_nobody(system, home, "list").out.splitlines()
+    lines = [l for l in text if version in l]
+    assert len(lines) == 2, text
+    assert "wins over the copy below" in lines[0], text
+    assert "machine-wide" in lines[1] and f"not used: {mine} wins" in lines[1], text
+    # and every command means the winner
+    assert as_nobody(system, home, "prefix", version).out.strip() == str(mine)
+    # root's own list has one copy: it does not search users' roots
+    assert [v["version"] for v in system("list", "--json").json()["versions"]].count(version) == 1
+
+
+def test_a_strict_umask_creates_the_default_root_open_to_every_user(inst, tmp_path):
+    """Issue 25 (6): root with umask 077 on a fresh machine, inside a private mount namespace (a
+    tmpfs /opt, /etc as an overlay): /opt/cudaenv and every folder cudaenv makes on the way to a
+    version are 0755, and `global` then switches to it."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare")
+    open_up(inst.fixture)
+    for d in ("upper", "work"):
+        (tmp_path / d).mkdir()
+    env = dict(inst.env)
+    env.pop("CUDAENV_ROOT")
+    script = (
+        'set -e; mount --make-rprivate / && mount -t tmpfs -o mode=0755 tmpfs /opt && '
+        f'mount -t overlay overlay -o lowerdir=/etc,upperdir={tmp_path}/upper,workdir={tmp_path}/work /etc && '
+        'mount -t tmpfs -o mode=0755 tmpfs /usr/local || { echo "mount: failed" >&2; exit 99; }; '
+        'umask 077; "$0" install tf-2.13 >/dev/null; "$0" global tf-2.13 >/dev/null; '
+        'find /opt/cudaenv -type d -printf "%m %p\\n"; readlink /usr/local/cuda')
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script, EXE], env=env, capture_output=True,
+                          text=True, timeout=180)
+    if proc.returncode == 99:
+        pytest.skip("cannot mount here: " + proc.stderr.strip())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    folders = dict(reversed(line.split(" ", 1)) for line in lines[:-1])
+    assert "/opt/cudaenv/versions/11.8.0+cudnn8.6.0.163" in folders
+    assert {p: m for p, m in folders.items() if m != "755"} == {}
+    assert lines[-1] == "/opt/cudaenv/versions/11.8.0+cudnn8.6.0.163"

@@ -8,6 +8,7 @@
 #include "../spec_options.hpp"
 #include "core/activate/project.hpp"
 #include "core/fetch/download.hpp"
+#include "core/fs.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
@@ -47,7 +48,7 @@ Status stage_local_archive(const std::filesystem::path& file,
                            const std::filesystem::path& downloads) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::create_directories(downloads, ec);
+    CUDAENV_TRY(make_dirs(downloads));
     fs::path dest = downloads / sha256;
     fs::path tmp = downloads / (sha256 + ".local");
     fs::remove(tmp, ec);

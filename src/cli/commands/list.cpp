@@ -74,11 +74,18 @@ int run_list_installed(Context& ctx) {
     auto sel = current_selection(ctx);
     std::optional<std::string> selected = sel ? sel->version : std::nullopt;
     std::string why = sel ? sel->origin_text() : sel.error().full_message();
-    auto mark = [&](const std::string& name) {
-        return selected && *selected == name ? "* " : "  ";
+    // A name in two roots is two entries: only the winner is what global and selection mean.
+    auto mark = [&](const install::InstalledVersion& v) {
+        return selected && *selected == v.name && v.shadowed_by.empty() ? "* " : "  ";
     };
-    auto note = [&](const std::string& name) {
-        std::string n;
+    auto note = [&](const install::InstalledVersion& v) {
+        const auto& name = v.name;
+        if (!v.shadowed_by.empty()) {
+            return "  (not used: " + v.shadowed_by.string() + " wins)";
+        }
+        auto copies = std::count_if(
+            versions.begin(), versions.end(), [&](const auto& o) { return o.name == name; });
+        std::string n = copies > 1 ? "  (wins over the copy below)" : "";
         if (selected && *selected == name) {
             n = "  (selected here by " + why + ")";
         }
@@ -92,13 +99,18 @@ int run_list_installed(Context& ctx) {
     if (ctx.json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& v : versions) {
-            nlohmann::json item{{"version", v.name},
-                                {"prefix", v.prefix.string()},
-                                {"root", v.root.string()},
-                                {"upstream", v.upstream},
-                                {"active", global && *global == v.name},
-                                {"global", global && *global == v.name},
-                                {"selected", selected && *selected == v.name}};
+            bool wins = v.shadowed_by.empty();
+            nlohmann::json item{
+                {"version", v.name},
+                {"prefix", v.prefix.string()},
+                {"root", v.root.string()},
+                {"upstream", v.upstream},
+                {"origin", v.upstream ? "upstream" : "root"},
+                {"wins", wins},
+                {"shadowed_by", wins ? nlohmann::json() : nlohmann::json(v.shadowed_by.string())},
+                {"active", wins && global && *global == v.name},
+                {"global", wins && global && *global == v.name},
+                {"selected", wins && selected && *selected == v.name}};
             if (!v.problem.empty()) {
                 item["problem"] = v.problem;
             } else {
@@ -135,15 +147,15 @@ int run_list_installed(Context& ctx) {
     }
     for (const auto& v : versions) {
         if (!v.problem.empty()) {
-            *ctx.out << mark(v.name) << std::left << std::setw(28) << v.name
-                     << " damaged: " << v.problem << note(v.name) << "\n";
+            *ctx.out << mark(v) << std::left << std::setw(28) << v.name << " damaged: " << v.problem
+                     << note(v) << "\n";
             continue;
         }
-        *ctx.out << mark(v.name) << std::left << std::setw(28) << v.name << " cuDNN "
-                 << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile
-                 << std::right << std::setw(10) << human_size(v.bytes)
+        *ctx.out << mark(v) << std::left << std::setw(28) << v.name << " cuDNN " << std::setw(11)
+                 << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9) << v.profile << std::right
+                 << std::setw(10) << human_size(v.bytes)
                  << (v.upstream ? "  [machine-wide: " + v.root.string() + ", read-only]" : "")
-                 << note(v.name) << "\n";
+                 << note(v) << "\n";
     }
     if (!selected) {
         *ctx.out << "* system"

@@ -53,14 +53,16 @@ int run_modulefile(const ModulefileCli& o, Context& ctx) {
         }
         return 0;
     }
-    // DIR/cuda/<version>[.lua]: the layout `module use DIR` expects, family "cuda".
-    auto file = std::filesystem::path(o.to) / "cuda" / prefix->filename();
+    // DIR/cuda/<version>[.lua]: the layout `module use DIR` expects, family "cuda"; below DIR
+    // nothing is written through a link (a module tree is often shared by a team).
+    auto rel = std::filesystem::path("cuda") / prefix->filename();
     if (!o.tcl) {
-        file += ".lua";
+        rel += ".lua";
     }
-    std::error_code ec;
-    std::filesystem::create_directories(file.parent_path(), ec);
-    if (auto st = write_file_atomic(file, *text); !st) {
+    auto file = std::filesystem::path(o.to) / rel;
+    auto tree = Contained::open(o.to, true);
+    auto st = tree ? tree->write_file(rel, *text) : Status(tree.error());
+    if (!st) {
         return report_error(ctx, st.error(), "modulefile");
     }
     if (ctx.json) {

@@ -238,7 +238,7 @@ Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool h
 Status set_link(const Machine& m, const std::string& target) {
     fs::path link = m.link();
     std::error_code ec;
-    fs::create_directories(link.parent_path(), ec);
+    (void)make_dirs(link.parent_path());
     if (target.empty()) {
         if (::unlink(link.c_str()) != 0 && errno != ENOENT) {
             return Error(ErrorCode::filesystem,
@@ -274,7 +274,7 @@ Status set_conf(const Machine& m, const std::optional<std::string>& content) {
         fs::remove(m.conf(), ec);
         return Ok{};
     }
-    fs::create_directories(m.conf().parent_path(), ec);
+    (void)make_dirs(m.conf().parent_path());
     return write_file_atomic(m.conf(), *content, 0644);
 }
 

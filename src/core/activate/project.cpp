@@ -75,8 +75,7 @@ write_project_pin(const store::Root& root, const fs::path& dir, const std::strin
         CUDAENV_TRY(write_file_atomic(out.file, content));
     }
     // The record only helps gc; a root that cannot take it (read-only, not made yet) is no error.
-    std::error_code ec;
-    fs::create_directories(pins_dir(root), ec);
+    (void)make_dirs(pins_dir(root));
     nlohmann::json j{{"schema", 1}, {"dir", dir.string()}};
     (void)write_file_atomic(pin_record(root, dir), j.dump() + "\n");
     return out;

@@ -208,13 +208,8 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
     return len;
 }
 
-/// Hashes a whole file into `h`; returns its size.
-Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
-    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return Error(ErrorCode::filesystem,
-                     "cannot open '" + p.string() + "': " + errno_text(errno));
-    }
+/// Hashes the rest of an open file into `h`; returns the bytes read. `shown` names it in errors.
+Result<std::uint64_t> hash_fd(int fd, const fs::path& shown, Sha256& h) {
     std::uint64_t total = 0;
     std::string buf(1 << 20, '\0');
     while (true) {
@@ -223,10 +218,8 @@ Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
             continue;
         }
         if (n < 0) {
-            int err = errno;
-            ::close(fd);
             return Error(ErrorCode::filesystem,
-                         "cannot read '" + p.string() + "': " + errno_text(err));
+                         "cannot read '" + shown.string() + "': " + errno_text(errno));
         }
         if (n == 0) {
             break;
@@ -234,9 +227,59 @@ Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
         h.update(buf.data(), static_cast<std::size_t>(n));
         total += static_cast<std::uint64_t>(n);
     }
-    ::close(fd);
     return total;
 }
+
+/// Hashes a whole file into `h`; returns its size.
+Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
+    Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+        return Error(ErrorCode::filesystem,
+                     "cannot open '" + p.string() + "': " + errno_text(errno));
+    }
+    return hash_fd(fd.get(), p, h);
+}
+
+/// A file reached by name in an open folder: the download and its partial file. Nothing here
+/// resolves a path or follows a link.
+struct Place {
+    int dir = -1;
+    std::string name;
+    fs::path shown; ///< for messages
+
+    Place with_suffix(const char* suffix) const {
+        Place p{dir, name + suffix, shown};
+        p.shown += suffix;
+        return p;
+    }
+
+    /// The size of the regular file there; nullopt when there is none (a link counts as none).
+    std::optional<std::uint64_t> size() const {
+        struct stat st {};
+
+        if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+            return std::nullopt;
+        }
+        return static_cast<std::uint64_t>(st.st_size);
+    }
+
+    bool present() const {
+        struct stat st {};
+
+        return ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    }
+
+    void remove() const { ::unlinkat(dir, name.c_str(), 0); }
+
+    Result<std::uint64_t> hash(Sha256& h) const {
+        Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (!fd.valid()) {
+            return Error(ErrorCode::filesystem,
+                         "cannot open '" + shown.string() + "': " + errno_text(errno));
+        }
+        return hash_fd(fd.get(), shown, h);
+    }
+};
 
 Error checksum_error(const Request& r, const std::string& got) {
     return Error(ErrorCode::integrity,
@@ -244,24 +287,19 @@ Error checksum_error(const Request& r, const std::string& got) {
         .with_hint("the download was deleted; if this repeats, the mirror or the manifest is bad");
 }
 
-Status publish(const fs::path& partial, const fs::path& dest) {
-    if (::rename(partial.c_str(), dest.c_str()) != 0) {
+Status publish(const Place& partial, const Place& dest) {
+    if (::renameat(partial.dir, partial.name.c_str(), dest.dir, dest.name.c_str()) != 0) {
         return Error(ErrorCode::filesystem,
-                     "cannot rename '" + partial.string() + "': " + errno_text(errno));
+                     "cannot rename '" + partial.shown.string() + "': " + errno_text(errno));
     }
-    int dfd = ::open(dest.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    ::fsync(dest.dir);
     return Ok{};
 }
 
 /// An empty partial file holds nothing worth resuming.
-void remove_if_empty(const fs::path& partial) {
-    std::error_code ec;
-    if (fs::exists(partial, ec) && fs::file_size(partial, ec) == 0) {
-        fs::remove(partial, ec);
+void remove_if_empty(const Place& partial) {
+    if (partial.size() == std::uint64_t{0}) {
+        partial.remove();
     }
 }
 
@@ -341,40 +379,59 @@ Result<FileHash> hash_file(const fs::path& path) {
     return FileHash{h.hex_digest(), n};
 }
 
+Result<FileHash> hash_fd(int fd, const fs::path& shown) {
+    Sha256 h;
+    auto n = CUDAENV_TRY(hash_fd(fd, shown, h));
+    return FileHash{h.hex_digest(), n};
+}
+
 Result<Outcome> download(const Request& r, const Policy& policy, const Progress& progress) {
     CUDAENV_TRY(global_init());
     Outcome outcome;
-    std::error_code ec;
     std::uint64_t limit = r.size ? *r.size : r.max_size;
 
+    Fd own_dir;
+    Place dest{r.dir, r.dest.filename().string(), r.dest};
+    if (r.dir < 0) {
+        auto folder = r.dest.parent_path().empty() ? fs::path(".") : r.dest.parent_path();
+        own_dir = Fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!own_dir.valid()) {
+            return Error(ErrorCode::filesystem,
+                         "cannot open '" + folder.string() + "': " + errno_text(errno));
+        }
+        dest = Place{own_dir.get(), r.dest.filename().string(), r.dest};
+    }
+
     // A file already at dest is trusted only after it hashes right (a poisoned cache, D17).
-    if (fs::exists(r.dest, ec)) {
+    if (dest.present()) {
         Sha256 h;
-        auto n = hash_file(r.dest, h);
-        if (n && (!r.size || *n == *r.size) && h.hex_digest() == r.sha256) {
+        auto n = dest.size() ? dest.hash(h) : Result<std::uint64_t>(std::uint64_t{0});
+        if (dest.size() && n && (!r.size || *n == *r.size) && h.hex_digest() == r.sha256) {
             outcome.cached = true;
             outcome.bytes = *n;
             return outcome;
         }
-        fs::remove(r.dest, ec);
+        dest.remove();
     }
 
-    fs::path partial = r.dest;
-    partial += ".partial";
+    Place partial = dest.with_suffix(".partial");
     bool whole_file_checked = false;
     for (int attempt = 1; attempt <= policy.max_attempts; ++attempt) {
         outcome.attempts = attempt;
         Sha256 hash;
         std::uint64_t base = 0;
-        bool have_partial = fs::exists(partial, ec);
+        if (partial.present() && !partial.size()) {
+            partial.remove(); // not a regular file: nothing of ours
+        }
+        bool have_partial = partial.size().has_value();
         if (have_partial) {
-            auto n = hash_file(partial, hash);
+            auto n = partial.hash(hash);
             if (!n) {
                 return std::move(n).error();
             }
             base = *n;
             if (base > limit) {
-                fs::remove(partial, ec);
+                partial.remove();
                 hash.hex_digest();
                 base = 0;
             }
@@ -384,21 +441,23 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
             whole_file_checked = true;
             std::string got = hash.hex_digest();
             if (got == r.sha256) {
-                CUDAENV_TRY(publish(partial, r.dest));
+                CUDAENV_TRY(publish(partial, dest));
                 outcome.bytes = base;
                 outcome.resumed_from = base;
                 return outcome;
             }
-            fs::remove(partial, ec);
+            partial.remove();
             base = 0;
         }
         outcome.resumed_from = base;
 
-        int fd =
-            ::open(partial.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+        int fd = ::openat(partial.dir,
+                          partial.name.c_str(),
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                          0644);
         if (fd < 0) {
             return Error(ErrorCode::filesystem,
-                         "cannot write '" + partial.string() + "': " + errno_text(errno));
+                         "cannot write '" + partial.shown.string() + "': " + errno_text(errno));
         }
         CurlHandle curl;
         CurlList headers;
@@ -434,12 +493,13 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         int close_errno = errno;
 
         if (t.abort == Abort::write_failed) {
-            fs::remove(partial, ec);
+            partial.remove();
             return Error(ErrorCode::filesystem,
-                         "cannot write '" + partial.string() + "': " + errno_text(t.write_errno));
+                         "cannot write '" + partial.shown.string() +
+                             "': " + errno_text(t.write_errno));
         }
         if (t.abort == Abort::too_large || rc == CURLE_FILESIZE_EXCEEDED) {
-            fs::remove(partial, ec);
+            partial.remove();
             return Error(ErrorCode::integrity,
                          "'" + r.url + "' sent more than the " + std::to_string(limit) +
                              " bytes the manifest allows; download deleted");
@@ -449,11 +509,11 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
             return Error(ErrorCode::failure, "download of '" + r.url + "' cancelled");
         }
         if (t.abort == Abort::bad_range) {
-            fs::remove(partial, ec); // the server's range does not fit ours: start over
+            partial.remove(); // the server's range does not fit ours: start over
             continue;
         }
         if (t.status == 416 && base > 0) {
-            fs::remove(partial, ec); // our partial file is not a prefix the server knows
+            partial.remove(); // our partial file is not a prefix the server knows
             continue;
         }
         if (t.status >= 400 && t.status < 500) {
@@ -479,9 +539,10 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                 .with_hint(again ? "run the same command again to resume" : "check the URL");
         }
         if (close_rc != 0) {
-            fs::remove(partial, ec);
+            partial.remove();
             return Error(ErrorCode::filesystem,
-                         "cannot write '" + partial.string() + "': " + errno_text(close_errno));
+                         "cannot write '" + partial.shown.string() +
+                             "': " + errno_text(close_errno));
         }
         std::uint64_t got_size = t.base + t.written;
         std::string got = hash.hex_digest();
@@ -490,22 +551,22 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
             // The partial file was the start of another file (the server's changed since):
             // resuming onto it can never match. Discard it and start once more from zero; this
             // attempt does not count against the retries.
-            fs::remove(partial, ec);
+            partial.remove();
             outcome.restarted = true;
             --attempt;
             continue;
         }
         if (r.size && got_size != *r.size) {
-            fs::remove(partial, ec);
+            partial.remove();
             return Error(ErrorCode::integrity,
                          "size mismatch for '" + r.url + "': expected " + std::to_string(*r.size) +
                              " bytes, got " + std::to_string(got_size));
         }
         if (got != r.sha256) {
-            fs::remove(partial, ec);
+            partial.remove();
             return checksum_error(r, got);
         }
-        CUDAENV_TRY(publish(partial, r.dest));
+        CUDAENV_TRY(publish(partial, dest));
         outcome.bytes = got_size;
         return outcome;
     }

@@ -34,7 +34,13 @@ struct Policy {
 
 struct Request {
     std::string url;
+    /// Where the verified file goes. With `dir` set, its last part is a name in that open folder
+    /// (opened by a caller beneath its own base, refusing links: fs.hpp's Contained) and the rest
+    /// only names it in messages; otherwise a path, whose folder is opened once. Either way the
+    /// file and its ".partial" are reached only by name in that folder, and neither is ever
+    /// followed if it is a link.
     std::filesystem::path dest;
+    int dir = -1;
     std::string sha256;
     /// Exact size when known; otherwise `max_size` caps the body.
     std::optional<std::uint64_t> size;
@@ -68,6 +74,9 @@ struct FileHash {
 
 /// The SHA-256 and size of a file on disk (read in 1 MiB blocks). Errors: filesystem.
 Result<FileHash> hash_file(const std::filesystem::path& path);
+
+/// The same for the rest of an open file; `shown` names it in errors.
+Result<FileHash> hash_fd(int fd, const std::filesystem::path& shown);
 
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);

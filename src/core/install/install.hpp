@@ -99,10 +99,16 @@ struct InstalledVersion {
     std::filesystem::path root; ///< the root it lives in: the given one, or one of its upstreams
     bool upstream = false;      ///< read-only here: it lives in an upstream (machine-wide) root
     std::string problem;        ///< the record cannot be read: why (only with include_damaged)
+    /// Another copy of the same name, in a root searched before this one, is the one every
+    /// command uses (a user's own root before the machine-wide one): its prefix. Empty: this
+    /// copy wins.
+    std::filesystem::path shadowed_by;
 };
 
-/// Reads the record of every installed version. A version whose record cannot be read (damaged,
-/// another schema) is left out, or listed with `problem` set when `include_damaged`.
+/// Reads the record of every installed version, in every root (this one, then its upstreams): a
+/// name installed in two roots is listed twice, the winner first and the other with
+/// `shadowed_by` set. Sorted by name. A version whose record cannot be read (damaged, another
+/// schema) is left out, or listed with `problem` set when `include_damaged`.
 std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged = false);
 
 /// Installed versions (this root's and its upstreams') holding `relative`: "bin/nvcc" (an

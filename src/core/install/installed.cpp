@@ -5,17 +5,33 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
+
 namespace cudaenv::install {
+
+namespace fs = std::filesystem;
 
 std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged) {
     std::vector<InstalledVersion> out;
-    for (const auto& name : store::installed_versions(root)) {
+    std::map<std::string, fs::path> winner; // name -> the prefix every command uses
+    auto dirs = root.version_dirs();        // the search order: this root, then its upstreams
+    std::vector<std::pair<std::string, std::size_t>> found; // (name, which dir)
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        for (const auto& name : store::installed_versions_in(dirs[i])) {
+            found.emplace_back(name, i);
+        }
+    }
+    std::stable_sort(found.begin(), found.end());
+    for (const auto& [name, i] : found) {
         InstalledVersion v;
         v.name = name;
-        v.prefix = root.version_dir(name);
-        auto up = root.upstream_of(name);
-        v.root = up ? *up : root.dir;
-        v.upstream = up.has_value();
+        v.prefix = dirs[i] / name;
+        v.root = i == 0 ? root.dir : root.upstreams[i - 1];
+        v.upstream = i > 0;
+        if (auto [it, first] = winner.emplace(name, v.prefix); !first) {
+            v.shadowed_by = it->second;
+        }
         auto rec = store::read_version_record(v.prefix);
         if (!rec) {
             if (include_damaged) {

@@ -126,13 +126,7 @@ Status record_trusted(const fs::path& root,
                        "republished it, remove its entry from " +
                        (trusted_dir(root) / "trusted.json").string());
     }
-    std::error_code ec;
-    fs::create_directories(trusted_dir(root) / product, ec);
-    if (ec) {
-        return Error(ErrorCode::filesystem,
-                     "cannot create '" + (trusted_dir(root) / product).string() +
-                         "': " + ec.message());
-    }
+    CUDAENV_TRY(make_dirs(trusted_dir(root) / product));
     CUDAENV_TRY(write_file_atomic(trusted_dir(root) / file_of(product, version), text));
     doc[key] = {{"sha256", sha}};
     return write_file_atomic(trusted_dir(root) / "trusted.json", doc.dump(2) + "\n");

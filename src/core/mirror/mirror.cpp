@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -56,27 +58,16 @@ Status check_path(const File& f) {
     return Ok{};
 }
 
-/// Folders from `dir` down to `path`'s parent, 0755 whatever the umask (a web server reads them).
-Status make_parents(const fs::path& dir, const std::string& path) {
-    fs::path at = dir;
-    fs::path rel = fs::path(path).parent_path();
-    for (const auto& part : rel) {
-        at /= part;
-        if (::mkdir(at.c_str(), 0755) == 0) {
-            ::chmod(at.c_str(), 0755);
-        } else if (errno != EEXIST) {
-            return Error(ErrorCode::filesystem,
-                         "cannot create '" + at.string() + "': " + errno_text(errno));
-        }
-    }
-    return Ok{};
-}
-
 /// The record's files, by path; empty when there is none yet.
-Result<std::map<std::string, File>> read_record(const fs::path& dir, bool required) {
+Result<std::map<std::string, File>> read_record(const Contained& base, bool required) {
+    const fs::path& dir = base.path();
     std::map<std::string, File> out;
-    auto text = read_text_file(dir / k_record);
+    auto fd = base.open_file(k_record);
+    auto text = fd ? read_text_fd(fd->get(), dir / k_record) : Result<std::string>(fd.error());
     if (!text) {
+        if (text.error().code == ErrorCode::unsafe_archive) {
+            return std::move(text).error();
+        }
         if (!required) {
             return out;
         }
@@ -111,26 +102,31 @@ Result<std::map<std::string, File>> read_record(const fs::path& dir, bool requir
     return out;
 }
 
-Status write_record(const fs::path& dir, const std::map<std::string, File>& files) {
+Status write_record(const Contained& base, const std::map<std::string, File>& files) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& [path, f] : files) {
         arr.push_back(
             {{"path", path}, {"sha256", f.sha256}, {"size", f.size.value_or(0)}, {"what", f.what}});
     }
     nlohmann::json doc{{"schema", "cudaenv.mirror/1"}, {"files", arr}};
-    return write_file_atomic(dir / k_record, doc.dump(1) + "\n", 0644);
+    return base.write_file(k_record, doc.dump(1) + "\n", 0644);
 }
 
-/// The file at `path` is the one wanted (size and sha256).
-bool verified(const fs::path& path, const File& f) {
-    std::error_code ec;
-    if (!fs::is_regular_file(fs::symlink_status(path, ec))) {
+/// The file at `f.path` below the base is the one wanted (a regular file of the right size and
+/// sha256; a link is never one).
+bool verified(const Contained& base, const File& f) {
+    auto fd = base.open_file(f.path);
+    if (!fd) {
         return false;
     }
-    if (f.size && fs::file_size(path, ec) != *f.size) {
+
+    struct stat st {};
+
+    if (f.size &&
+        (::fstat(fd->get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != *f.size)) {
         return false;
     }
-    auto h = fetch::hash_file(path);
+    auto h = fetch::hash_fd(fd->get(), base.path() / f.path);
     return h && h->sha256 == f.sha256 && (!f.size || h->size == *f.size);
 }
 
@@ -202,44 +198,42 @@ Result<Outcome> mirror(const fs::path& dir,
         }
     };
     if (o.dry_run) {
+        auto base = Contained::open(dir, false);
         for (auto& fo : out.files) {
-            fo.present = verified(dir / fo.file.path, fo.file);
+            fo.present = base && verified(*base, fo.file);
             out.changed = out.changed || !fo.present;
         }
         return out;
     }
     CUDAENV_TRY(fetch::global_init()); // on this thread, before the workers
-    std::error_code ec;
-    if (fs::create_directories(dir, ec)) {
-        ::chmod(dir.c_str(), 0755);
-    }
-    if (ec) {
-        return Error(ErrorCode::filesystem,
-                     "cannot create '" + dir.string() + "': " + ec.message());
-    }
+    // Everything below `dir` is reached one folder at a time, never through a link (fs.hpp's
+    // Contained): a link planted in the mirror is refused before anything is written through it.
+    auto base = CUDAENV_TRY(Contained::open(dir, true));
     auto lock = CUDAENV_TRY(store::Lock::acquire(dir, o.lock_timeout));
-    fs::path partial = dir / k_partial_dir;
-    fs::create_directories(partial, ec);
-    if (ec) {
-        return Error(ErrorCode::filesystem,
-                     "cannot create '" + partial.string() + "': " + ec.message());
+    auto previous = read_record(base, false);
+    if (!previous && previous.error().code == ErrorCode::unsafe_archive) {
+        return std::move(previous).error();
     }
-    auto previous = read_record(dir, false);
+    fs::path partial = dir / k_partial_dir;
+    auto partial_dir = CUDAENV_TRY(base.dir(k_partial_dir, true));
     std::map<std::string, File> record = previous ? *previous : std::map<std::string, File>{};
 
     std::atomic<bool> cancel{false};
     auto st = parallel(out.files.size(), o.jobs, [&](std::size_t i) -> Status {
         FileOutcome& fo = out.files[i];
         const File& f = fo.file;
-        fs::path dest = dir / f.path;
-        if (verified(dest, f)) {
+        if (verified(base, f)) {
             fo.present = true;
             emit({Event::Kind::present, &f, 0, f.size});
             return Ok{};
         }
+        // the folder it goes in first: a planted link there is refused before any download
+        fs::path rel(f.path);
+        auto folder = CUDAENV_TRY(base.dir(rel.parent_path(), true));
         emit({Event::Kind::downloading, &f, 0, f.size});
         fetch::Request req;
         req.url = CUDAENV_TRY(manifest::join_url(o.base_url, f.path, f.what));
+        req.dir = partial_dir.get();
         req.dest = partial / f.sha256;
         req.sha256 = f.sha256;
         req.size = f.size;
@@ -252,13 +246,17 @@ Result<Outcome> mirror(const fs::path& dir,
             return std::move(got).error().with_context(f.what);
         }
         fo.bytes = got->bytes;
-        ::chmod(req.dest.c_str(), 0644); // served to everyone
-        CUDAENV_TRY(make_parents(dir, f.path));
-        // the verified file takes the path in one step (replacing a wrong one, if any)
-        if (::rename(req.dest.c_str(), dest.c_str()) != 0) {
-            return Error(ErrorCode::filesystem,
-                         "cannot publish '" + dest.string() + "': " + errno_text(errno));
+        Fd file(::openat(partial_dir.get(), f.sha256.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        if (file.valid()) {
+            ::fchmod(file.get(), 0644); // served to everyone
         }
+        // the verified file takes the path in one step (replacing a wrong one, or a link, if any)
+        auto leaf = rel.filename().string();
+        if (::renameat(partial_dir.get(), f.sha256.c_str(), folder.get(), leaf.c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot publish '" + (dir / f.path).string() + "': " + errno_text(errno));
+        }
+        ::fsync(folder.get());
         fo.downloaded = true;
         emit({Event::Kind::done, &f, got->bytes, f.size});
         return Ok{};
@@ -268,7 +266,14 @@ Result<Outcome> mirror(const fs::path& dir,
         if (fo.present || fo.downloaded) {
             File r = fo.file;
             if (!r.size) {
-                r.size = fs::file_size(dir / r.path, ec);
+                r.size = fo.bytes;
+                if (auto fd = base.open_file(r.path); fd) {
+                    struct stat sb {};
+
+                    if (::fstat(fd->get(), &sb) == 0) {
+                        r.size = static_cast<std::uint64_t>(sb.st_size);
+                    }
+                }
             }
             record[r.path] = r;
         }
@@ -277,18 +282,23 @@ Result<Outcome> mirror(const fs::path& dir,
     }
     if (!st) {
         if (!record.empty()) {
-            (void)write_record(dir, record);
+            (void)write_record(base, record);
         }
         return std::move(st).error();
     }
-    CUDAENV_TRY(write_record(dir, record));
-    CUDAENV_TRY(store::sync_dir(dir));
-    fs::remove(partial, ec); // only when empty: a kept partial download resumes next time
+    CUDAENV_TRY(write_record(base, record));
+    if (::fsync(base.fd()) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot sync '" + dir.string() + "': " + errno_text(errno));
+    }
+    // only when empty: a kept partial download resumes next time
+    ::unlinkat(base.fd(), k_partial_dir, AT_REMOVEDIR);
     return out;
 }
 
 Result<std::vector<Problem>> verify(const fs::path& dir, unsigned jobs) {
-    auto record = CUDAENV_TRY(read_record(dir, true));
+    auto base = CUDAENV_TRY(Contained::open(dir, false));
+    auto record = CUDAENV_TRY(read_record(base, true));
     CUDAENV_TRY(fetch::global_init());
     std::vector<File> files;
     for (auto& [path, f] : record) {
@@ -297,13 +307,15 @@ Result<std::vector<Problem>> verify(const fs::path& dir, unsigned jobs) {
     std::vector<std::optional<Problem>> found(files.size());
     CUDAENV_TRY(parallel(files.size(), jobs, [&](std::size_t i) -> Status {
         const File& f = files[i];
-        fs::path p = dir / f.path;
-        std::error_code ec;
-        if (!fs::is_regular_file(fs::symlink_status(p, ec))) {
-            found[i] = Problem{f.path, "missing"};
+        auto fd = base.open_file(f.path);
+        if (!fd) {
+            found[i] = Problem{f.path,
+                               fd.error().code == ErrorCode::unsafe_archive
+                                   ? "a link that cudaenv did not make"
+                                   : "missing"};
             return Ok{};
         }
-        auto h = fetch::hash_file(p);
+        auto h = fetch::hash_fd(fd->get(), dir / f.path);
         if (!h) {
             found[i] = Problem{f.path, h.error().message};
         } else if (f.size && h->size != *f.size) {

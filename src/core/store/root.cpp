@@ -93,18 +93,27 @@ Status publish_dir(const fs::path& from, const fs::path& to) {
 }
 
 Status Root::prepare() const {
-    std::error_code ec;
-    for (const auto& d : {dir, downloads(), store(), versions(), staging(), trash()}) {
-        bool made = fs::create_directories(d, ec);
-        if (ec) {
-            return Error(ErrorCode::filesystem,
-                         "cannot create '" + d.string() + "': " + ec.message())
-                .with_hint("set CUDAENV_ROOT to a directory you can write");
+    // Every folder of the layout is 0755 whatever the umask (what versions live in must be
+    // reachable by every user: a machine-wide root behind /usr/local/cuda); folders that exist
+    // keep their mode. The root itself may be a link (the user's choice), the folders cudaenv
+    // makes in it never are: a planted one would send installs, downloads and gc elsewhere.
+    for (const auto& d :
+         {dir, dir / "cache", downloads(), store(), versions(), staging(), trash()}) {
+        struct stat st {};
+
+        if (d != dir && ::lstat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+            std::error_code ec;
+            auto to = fs::read_symlink(d, ec);
+            return Error(S_ISLNK(st.st_mode) ? ErrorCode::unsafe_archive : ErrorCode::filesystem,
+                         "refusing the root '" + dir.string() + "': '" + d.string() + "' is " +
+                             (S_ISLNK(st.st_mode) ? "a link (to '" + printable(to.string()) +
+                                                        "') that cudaenv did not make"
+                                                  : std::string("not a folder")))
+                .with_hint("move it away: cudaenv makes this folder itself");
         }
-        // What versions live in must be traversable by every user whatever the umask (a
-        // machine-wide root behind /usr/local/cuda); a folder that existed keeps its mode.
-        if (made && (d == dir || d == store() || d == versions())) {
-            ::chmod(d.c_str(), 0755);
+        if (auto made = make_dirs(d); !made) {
+            return std::move(made).error().with_hint(
+                "set CUDAENV_ROOT to a directory you can write");
         }
     }
 
@@ -252,17 +261,24 @@ std::optional<fs::path> Root::upstream_of(const std::string& name) const {
     return std::nullopt;
 }
 
-std::vector<std::string> installed_versions(const Root& root) {
+std::vector<std::string> installed_versions_in(const fs::path& versions_dir) {
     std::set<std::string> out;
     std::error_code ec;
-    for (const auto& d : root.version_dirs()) {
-        for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
-            auto st = it->symlink_status(ec);
-            if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
-                out.insert(it->path().filename().string());
-            }
+    for (fs::directory_iterator it(versions_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        auto st = it->symlink_status(ec);
+        if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
+            out.insert(it->path().filename().string());
         }
-        ec.clear();
+    }
+    return {out.begin(), out.end()};
+}
+
+std::vector<std::string> installed_versions(const Root& root) {
+    std::set<std::string> out;
+    for (const auto& d : root.version_dirs()) {
+        for (auto& name : installed_versions_in(d)) {
+            out.insert(std::move(name));
+        }
     }
     return {out.begin(), out.end()};
 }

@@ -74,6 +74,9 @@ struct Root {
 /// once.
 std::vector<std::string> installed_versions(const Root& root);
 
+/// The installed versions in one `versions` folder (of this root or of an upstream), sorted.
+std::vector<std::string> installed_versions_in(const std::filesystem::path& versions_dir);
+
 /// The global version from state.json, if one is set; a damaged state.json is an error.
 Result<std::optional<std::string>> global_version(const Root& root);
 

@@ -39,8 +39,8 @@ class FaultyDisk : public Disk {
     bool eintr = false;
     mutable int calls = 0;
 
-    int open(const char* p, int flags, unsigned mode) const override {
-        return hit() ? -1 : Disk::open(p, flags, mode);
+    int open(int dir, const char* p, int flags, unsigned mode) const override {
+        return hit() ? -1 : Disk::open(dir, p, flags, mode);
     }
 
     long write(int fd, const void* data, std::size_t size) const override {
@@ -66,11 +66,13 @@ class FaultyDisk : public Disk {
         return Disk::close(fd);
     }
 
-    int rename(const char* from, const char* to) const override {
-        return hit() ? -1 : Disk::rename(from, to);
+    int rename(int dir, const char* from, const char* to) const override {
+        return hit() ? -1 : Disk::rename(dir, from, to);
     }
 
-    int unlink(const char* p) const override { return Disk::unlink(p); } // cleanup never fails
+    int unlink(int dir, const char* p) const override {
+        return Disk::unlink(dir, p);
+    } // cleanup never fails
 
   private:
     mutable int m_writes = 0;
@@ -150,15 +152,15 @@ TEST(AtomicWrite, ATakenTemporaryNameIsSkippedNeverTouched) {
       public:
         mutable int opens = 0;
 
-        int open(const char* p, int flags, unsigned mode) const override {
+        int open(int dir, const char* p, int flags, unsigned mode) const override {
             if (++opens <= 3) {
                 errno = EEXIST;
                 return -1;
             }
-            return Disk::open(p, flags, mode);
+            return Disk::open(dir, p, flags, mode);
         }
 
-        int unlink(const char*) const override {
+        int unlink(int, const char*) const override {
             ADD_FAILURE() << "nothing may be unlinked";
             return -1;
         }
@@ -189,4 +191,93 @@ TEST(SweepTempFiles, RemovesOnlyOurOwnTemporaryFiles) {
     before.erase(ours);
     EXPECT_EQ(after, before);
     EXPECT_TRUE(fs::is_symlink(d.path() / planted_link));
+}
+
+namespace {
+
+unsigned mode_of(const fs::path& p) {
+    struct stat st {};
+
+    return ::lstat(p.c_str(), &st) == 0 ? st.st_mode & 07777 : 0u;
+}
+
+/// Sets the umask for one scope.
+struct Umask {
+    explicit Umask(mode_t m) : old(::umask(m)) {}
+
+    ~Umask() { ::umask(old); }
+
+    mode_t old;
+};
+
+} // namespace
+
+TEST(MakeDirs, EveryFolderMadeIsOpenToAllWhateverTheUmask) {
+    test::TempDir d;
+    fs::create_directory(d.path() / "mine");
+    fs::permissions(d.path() / "mine", fs::perms(0750));
+    Umask strict(077);
+    ASSERT_TRUE(make_dirs(d.path() / "mine" / "a" / "b" / "c"));
+    EXPECT_EQ(mode_of(d.path() / "mine"), 0750u); // it existed: kept as it was
+    for (const auto* rel : {"mine/a", "mine/a/b", "mine/a/b/c"}) {
+        EXPECT_EQ(mode_of(d.path() / rel), 0755u) << rel;
+    }
+    ASSERT_TRUE(make_dirs(d.path() / "mine" / "a" / "b" / "c")); // again: nothing to do
+    std::ofstream(d.path() / "file") << "x";
+    auto st = make_dirs(d.path() / "file" / "sub");
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, ErrorCode::filesystem);
+}
+
+TEST(Contained, ALinkAnywhereBelowTheBaseIsRefusedAndNothingIsWrittenOutside) {
+    test::TempDir d;
+    fs::create_directory(d.path() / "outside");
+    fs::create_directories(d.path() / "base" / "a");
+    fs::create_directory_symlink(d.path() / "outside", d.path() / "base" / "a" / "b");
+    auto base = Contained::open(d.path() / "base", false);
+    ASSERT_TRUE(base);
+    for (const auto* rel : {"a/b", "a/b/c", "a/b/c/d"}) {
+        auto dir = base->dir(rel, true);
+        ASSERT_FALSE(dir) << rel;
+        EXPECT_EQ(dir.error().code, ErrorCode::unsafe_archive);
+        EXPECT_NE(dir.error().message.find("a link (to '" + (d.path() / "outside").string() + "')"),
+                  std::string::npos)
+            << dir.error().message;
+    }
+    auto st = base->write_file("a/b/file", "mine");
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, ErrorCode::unsafe_archive);
+    EXPECT_TRUE(fs::is_empty(d.path() / "outside"));
+    for (const auto* rel : {"../outside", "a/../../outside", "/tmp", "a/./b"}) {
+        auto dir = base->dir(rel, true);
+        ASSERT_FALSE(dir) << rel;
+        EXPECT_EQ(dir.error().code, ErrorCode::unsafe_archive) << rel;
+    }
+    EXPECT_TRUE(fs::is_empty(d.path() / "outside"));
+}
+
+TEST(Contained, WritesMakeFoldersOpenToAllAndReplaceALinkAtTheFileItself) {
+    test::TempDir d;
+    std::ofstream(d.path() / "theirs") << "theirs";
+    Umask strict(077);
+    auto base = Contained::open(d.path() / "new" / "base", true);
+    ASSERT_TRUE(base);
+    EXPECT_EQ(mode_of(d.path() / "new"), 0755u);
+    EXPECT_EQ(mode_of(d.path() / "new" / "base"), 0755u);
+    ASSERT_TRUE(base->write_file("x/y/file", "one"));
+    EXPECT_EQ(mode_of(base->path() / "x"), 0755u);
+    EXPECT_EQ(mode_of(base->path() / "x" / "y"), 0755u);
+    EXPECT_EQ(mode_of(base->path() / "x" / "y" / "file"), 0644u);
+    fs::remove(base->path() / "x" / "y" / "file");
+    fs::create_symlink(d.path() / "theirs", base->path() / "x" / "y" / "file");
+    auto read = base->open_file("x/y/file"); // a link is never read through either
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.error().code, ErrorCode::unsafe_archive);
+    ASSERT_TRUE(base->write_file("x/y/file", "two"));
+    EXPECT_FALSE(fs::is_symlink(base->path() / "x" / "y" / "file"));
+    EXPECT_EQ(test::read_all(base->path() / "x" / "y" / "file"), "two");
+    EXPECT_EQ(test::read_all(d.path() / "theirs"), "theirs");
+    auto fd = base->open_file("x/y/file");
+    ASSERT_TRUE(fd);
+    EXPECT_EQ(*read_text_fd(fd->get(), "file"), "two");
 }
