@@ -98,6 +98,12 @@ CASES = {
     "a18_two_roots": [("other-archive/x", "file", b"1", 0o644, None)],
     "backslash": [(f"{TOP}\\..\\x", "file", b"1", 0o644, None)],
     "control_char": [(f"{TOP}/a\nb", "file", b"1", 0o644, None)],
+    # names the filesystem cannot hold (NAME_MAX, 255 on ext4, xfs, btrfs, tmpfs): refused as the
+    # archive's fault, before the filesystem refuses them half way
+    "long_name": [(f"{TOP}/lib/libcudart.so.11.8.89", "file", b"1", 0o644, None),
+                  (f"{TOP}/lib/" + "x" * 300, "file", b"1", 0o644, None)],
+    "long_dir_name": [(f"{TOP}/" + "d" * 256 + "/f", "file", b"1", 0o644, None)],
+    "long_link_target": [(f"{TOP}/lib/l", "symlink", "t" * 256, 0o777, None)],
 }
 
 
@@ -108,6 +114,8 @@ def test_hostile_entry_is_refused(inst, tmp_path, baseline, victim, case):
     assert "unsafe archive" in res.err or "unreadable archive" in res.err
     if case.startswith("twin"):  # both names, and why
         assert "only by case or accents" in res.err, res.err
+    if case.startswith("long"):
+        assert "longer than the filesystem takes (255)" in res.err, res.err
     if "chain" in case or "loop" in case:  # refused by resolving the links, not by their text
         assert "resolves outside its tree through other links" in res.err or "symlink loop" in res.err, res.err
     assert not Path("/tmp/cudaenv-pwned").exists()

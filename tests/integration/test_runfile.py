@@ -179,14 +179,15 @@ def test_xz_payload_installs_too(tmp_path):
         srv.close()
 
 
-def hostile(run, tmp_path, members=None, lie=None, truncate=None):
+def hostile(run, tmp_path, members=None, lie=None, truncate=None, checksums="fresh"):
     """Serves a hostile runfile in place of the real one, with manifests that pin its hash (so the
     download verifies and the extraction is what must refuse it)."""
     src = runfile_path(run.legacy)
     out = tmp_path / "extra" / lm.RUNFILE
     out.parent.mkdir(parents=True, exist_ok=True)
     if members is not None or lie is not None:
-        lm.replace_payload(src, members if members is not None else lm_members_ok(), out, lie)
+        lm.replace_payload(src, members if members is not None else lm_members_ok(), out, lie,
+                           checksums)
     else:
         shutil.copy(src, out)
     if truncate:
@@ -223,10 +224,59 @@ def test_hostile_payload_is_refused_with_nothing_installed(run, tmp_path, member
 
 
 def test_a_payload_without_the_components_is_refused(run, tmp_path):
-    hostile(run, tmp_path, members=[("./builds/NVIDIA-Linux-x86_64-450.51.06.run", b"#!/bin/sh\n", "file", None)])
+    hostile(run, tmp_path, members=[
+        ("./builds/NVIDIA-Linux-x86_64-450.51.06.run", b"#!/bin/sh\n", "file", None),
+        ("./builds/nsight_systems/bin/nsys", b"x", "file", None),
+        ("./builds/cuda_demo_suite/extras/demo", b"x", "file", None)])
     res = run("install", "11.0")
     assert_one_line_error(res, 5)
-    assert "holds none of the components" in res.err
+    # the profile, what it takes, and what the runfile does hold
+    assert "holds none of what profile 'runtime' takes" in res.err, res.err
+    assert "cuda_cudart" in res.err, res.err
+    assert "builds/ holds only: cuda_demo_suite, nsight_systems" in res.err, res.err
+    assert not leftovers(run.root)
+
+
+@pytest.mark.parametrize("checksums,field", [("stale", "MD5"), ("crc-only", "CRCsum")])
+def test_a_payload_that_does_not_match_its_makeself_checksums_is_refused(run, tmp_path, checksums,
+                                                                        field):
+    """A runfile altered after makeself made it (its pinned sha256 updated to match, as a hostile
+    mirror and manifest would): the header's own MD5 or CRC gives it away."""
+    out = hostile(run, tmp_path, members=lm_members_ok(),
+                  checksums="stale" if checksums == "stale" else "none")
+    if checksums == "crc-only":  # no MD5, and a CRC that is not the payload's
+        data = out.read_bytes()
+        at = data.index(b'CRCsum="') + len(b'CRCsum="')
+        data = data[:at] + b"1" + data[at + 1:]
+        out.write_bytes(data)
+        doc_path = tmp_path / "manifests" / "cuda" / "11.0.3.json"
+        doc = json.loads(doc_path.read_text())
+        doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
+        doc_path.write_text(json.dumps(doc))
+    res = run("install", "11.0")
+    assert_one_line_error(res, 4)
+    assert f"does not match the {field} its header declares" in res.err, res.err
+    assert "cuda_11.0.3_450.51.06_linux.run" in res.err, res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+    assert not leftovers(run.root)
+
+
+def test_a_payload_whose_header_declares_no_checksums_installs(run, tmp_path):
+    """makeself --nomd5 --nocrc: nothing of its own to check (the pinned sha256 still is)."""
+    out = hostile(run, tmp_path)  # the real runfile, its header's MD5 and CRC zeroed in place
+    data = out.read_bytes()
+    for field, width in ((b'MD5="', 32), (b'CRCsum="', None)):
+        at = data.index(field) + len(field)
+        end = data.index(b'"', at)
+        assert width is None or end - at == width
+        data = data[:at] + b"0" * (end - at) + data[end:]
+    out.write_bytes(data)
+    doc_path = tmp_path / "manifests" / "cuda" / "11.0.3.json"
+    doc = json.loads(doc_path.read_text())
+    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
+    doc_path.write_text(json.dumps(doc))
+    res = run("install", "11.0")
+    assert res.rc == 0, res
 
 
 @pytest.mark.parametrize("lie,code,why", [
@@ -240,11 +290,13 @@ def test_header_lies_are_refused(run, tmp_path, lie, code, why):
     assert why in res.err and lm.RUNFILE.rsplit("/", 1)[1] in res.err, res.err
 
 
-def test_truncated_runfile_is_an_integrity_error(run, tmp_path):
+def test_a_runfile_shorter_than_its_header_says_is_an_unsafe_archive(run, tmp_path):
+    """Cut short, with the pin updated: the file is whole (its sha256 matches), its header lies."""
     hostile(run, tmp_path, truncate=4096)
     res = run("install", "11.0")
-    assert_one_line_error(res, 4)
-    assert "truncated" in res.err
+    assert_one_line_error(res, 5)
+    assert "bytes of payload, but only" in res.err, res.err
+    assert not leftovers(run.root)
 
 
 def test_a_runfile_that_is_not_the_pinned_one_is_refused_before_reading_it(run, tmp_path):
@@ -343,7 +395,7 @@ def test_tf115_through_global_loads_the_10_0_runtime(run, tmp_path):
     assert inside(probe10).returncode != 0
 
 
-def nested_hostile(run, tmp_path, inner_members):
+def nested_hostile(run, tmp_path, inner_members, checksums="fresh"):
     """A CUDA 10.0 runfile whose nested installer's payload is `inner_members`."""
     with __import__("tempfile").TemporaryDirectory() as work:
         work = Path(work)
@@ -351,7 +403,8 @@ def nested_hostile(run, tmp_path, inner_members):
         (inner_dir).mkdir()
         (inner_dir / "x").write_text("x")
         inner = lm.make_runfile(inner_dir, work / "inner.run", label="inner", script="./x")
-        bad_inner = lm.replace_payload(inner, inner_members, work / lm.INNER10)
+        bad_inner = lm.replace_payload(inner, inner_members, work / lm.INNER10,
+                                       checksums=checksums)
         outer_dir = work / "outer"
         (outer_dir / "run_files").mkdir(parents=True)
         shutil.copy(bad_inner, outer_dir / "run_files" / lm.INNER10)
@@ -370,13 +423,25 @@ def nested_hostile(run, tmp_path, inner_members):
     ([("./bin/../../../escaped", b"x", "file", None)], "'..' in the path"),
     ([("./targets/x86_64-linux/lib/libcudart.so.10.0", None, "symlink", "/etc/passwd")], "absolute"),
     ([("./targets/x86_64-linux/lib/libcudart.so", None, "symlink", "../../../../../../etc/passwd")], "leaves"),
-    ([("./jre/java", b"x", "file", None)], "holds none of the components"),
+    ([("./jre/java", b"x", "file", None)], "its nested installer holds only: jre"),
 ])
 def test_hostile_nested_installer_is_refused(run, tmp_path, members, why):
     nested_hostile(run, tmp_path, members)
     res = run("install", "10.0")
     assert_one_line_error(res, 5)
     assert why in res.err and "cuda_10.0.130_410.48_linux.run" in res.err, res.err
+    assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
+    assert not leftovers(run.root)
+
+
+def test_a_nested_installer_altered_after_makeself_made_it_is_refused(run, tmp_path):
+    """The outer runfile is intact; the installer inside it fails its own header's MD5."""
+    nested_hostile(run, tmp_path, [("./targets/x86_64-linux/lib/libcudart.so.10.0.130", b"x",
+                                     "file", None)], checksums="stale")
+    res = run("install", "10.0")
+    assert_one_line_error(res, 4)
+    assert "does not match the MD5 its header declares" in res.err, res.err
+    assert lm.INNER10.rsplit("/", 1)[-1] in res.err, res.err
     assert not (run.root / "versions").exists() or not any((run.root / "versions").iterdir())
     assert not leftovers(run.root)
 

@@ -13,6 +13,7 @@ linking there -- and beside them the bundled driver's own runfile, Nsight and th
 which a runtime install must never take.
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -195,10 +196,31 @@ def make_runfile(src, out, xz=False, label=f"CUDA Toolkit {CUDA}", script="./cud
     return out
 
 
-def replace_payload(runfile, members, out, lie=None):
+def cksum(data):
+    """POSIX cksum's CRC (what makeself writes as CRCsum): CRC-32 0x04C11DB7 MSB first, over the
+    data and then its length's bytes, inverted."""
+    crc = 0
+    def feed(byte):
+        nonlocal crc
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7) if crc & 0x80000000 else crc << 1
+            crc &= 0xFFFFFFFF
+    for b in data:
+        feed(b)
+    n = len(data)
+    while n:
+        feed(n & 0xFF)
+        n >>= 8
+    return ~crc & 0xFFFFFFFF
+
+
+def replace_payload(runfile, members, out, lie=None, checksums="fresh"):
     """A copy of `runfile` whose payload is a gzip tar of `members` [(name, bytes|None, kind, target)]
     written as raw names (a makeself run over a real folder cannot make '..' names). `filesizes`
-    is rewritten to the new payload's size, or to `lie`."""
+    is rewritten to the new payload's size, or to `lie`. `checksums`: "fresh" rewrites the header's
+    MD5 and CRCsum to the new payload's (what makeself itself would write), "stale" keeps the old
+    payload's (a runfile altered after makeself made it), "none" zeroes them (--nomd5 --nocrc)."""
     data = runfile.read_bytes()
     head_lines = None
     for line in data[:1 << 20].split(b"\n"):
@@ -219,6 +241,14 @@ def replace_payload(runfile, members, out, lie=None):
     for i, line in enumerate(lines):
         if line.startswith(b'filesizes="'):
             lines[i] = b'filesizes="%d"' % (lie if lie is not None else len(body))
+        elif line.startswith(b'MD5="') and checksums != "stale":
+            md5 = hashlib.md5(body).hexdigest() if checksums == "fresh" else "0" * 32
+            lines[i] = b'MD5="%s"' % md5.encode()
+        elif line.startswith(b'CRCsum="') and checksums != "stale":
+            lines[i] = b'CRCsum="%d"' % (cksum(body) if checksums == "fresh" else 0)
+        elif line.startswith(b'SHA="') and checksums != "stale" and line.strip(b'SHA="0') != b"":
+            sha = hashlib.sha256(body).hexdigest() if checksums == "fresh" else "0" * 64
+            lines[i] = b'SHA="%s"' % sha.encode()
     out.write_bytes(b"\n".join(lines) + body)
     return out
 

@@ -64,6 +64,7 @@ struct FileRange {
     int fd = -1;
     std::uint64_t pos = 0;
     std::uint64_t end = 0;
+    std::function<void(const void*, std::size_t)> tap;
 
     FileRange() = default;
     FileRange(const FileRange&) = delete;
@@ -96,6 +97,22 @@ struct FileRange {
         }
         pos = slice.offset;
         end = slice.offset + slice.length;
+        tap = std::move(slice.tap);
+        return std::nullopt;
+    }
+
+    /// Reads what is left of the range, for the tap only.
+    std::optional<std::string> read_rest() {
+        std::vector<char> buf(tap && pos < end ? std::size_t{1} << 16 : 0);
+        while (!buf.empty()) {
+            ssize_t n = read(buf.data(), buf.size());
+            if (n < 0) {
+                return "cannot read: " + errno_text(errno);
+            }
+            if (n == 0) {
+                break;
+            }
+        }
         return std::nullopt;
     }
 
@@ -115,6 +132,9 @@ struct FileRange {
             }
             if (got > 0) {
                 pos += static_cast<std::uint64_t>(got);
+                if (tap) {
+                    tap(buf, static_cast<std::size_t>(got));
+                }
             }
             return got;
         }
@@ -370,6 +390,24 @@ struct Extractor {
     std::map<std::string, bool> exec;          ///< regular files: executable?
     std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
     Extracted result;
+    std::size_t name_max = 0; ///< the longest name the destination's filesystem takes
+
+    /// Refuses a name no folder of the destination can hold, before anything of it is written
+    /// (the filesystem would refuse it half way: ENAMETOOLONG).
+    std::optional<std::string> too_long(const std::vector<std::string>& segs) {
+        if (name_max == 0) {
+            long n = ::fpathconf(root_fd, _PC_NAME_MAX);
+            name_max = n > 0 ? static_cast<std::size_t>(n) : 255;
+        }
+        for (const auto& seg : segs) {
+            if (seg.size() > name_max) {
+                return "a name of " + std::to_string(seg.size()) +
+                       " bytes, longer than the filesystem takes (" + std::to_string(name_max) +
+                       ")";
+            }
+        }
+        return std::nullopt;
+    }
 
     /// Why libarchive stopped: the xz decoder's reason when it was ours.
     std::string reason(struct archive* a) const {
@@ -459,6 +497,9 @@ struct Extractor {
         if (rawname.size() > limits.max_path) {
             return unsafe(name, rawname.substr(0, 80) + "...", "path longer than the limit");
         }
+        if (auto why = too_long(segs)) {
+            return unsafe(name, rawname.substr(0, 80) + "...", *why);
+        }
         if (result.entries.size() >= limits.max_entries) {
             return unsafe(name,
                           rawname,
@@ -538,8 +579,20 @@ struct Extractor {
             const char* target = sys::archive().entry_symlink(e);
             std::string t = target ? target : "";
             std::vector<std::string> dir(segs.begin() + 1, segs.end() - 1);
+            if (t.size() > limits.max_path) {
+                return unsafe(name, rawname, "symlink target longer than the limit");
+            }
             if (auto why = check_link_target(t, dir)) {
                 return unsafe(name, rawname, *why + " ('" + t + "')");
+            }
+            std::vector<std::string> target_segs;
+            for (std::size_t at = 0; at <= t.size();) {
+                auto slash = std::min(t.find('/', at), t.size());
+                target_segs.emplace_back(t.substr(at, slash - at));
+                at = slash + 1;
+            }
+            if (auto why = too_long(target_segs)) {
+                return unsafe(name, rawname, "symlink target with " + *why);
             }
             if (::symlinkat(t.c_str(), parent.fd, leaf.c_str()) != 0) {
                 return fs_error("cannot create symlink", rel, errno);
@@ -774,7 +827,11 @@ Result<Extracted> run(const fs::path& path,
         return fs_error("cannot open", dest.string(), errno);
     }
     Extractor x{name, expected_top, root.fd, limits, &r.source_error(), map, {}, {}, {}, {}};
-    return drain(r, x, dest);
+    auto out = CUDAENV_TRY(drain(r, x, dest));
+    if (auto why = file.read_rest()) {
+        return broken(name, *why);
+    }
+    return out;
 }
 
 /// The bytes of an outer archive's current member from `skip` on: first what was already read
@@ -870,9 +927,17 @@ Result<Extracted> extract_nested(const fs::path& file,
             return unsafe(name, inner_name, "its header is longer than cudaenv reads");
         }
         bytes.pos = static_cast<std::size_t>(header.payload_offset);
+        // the nested installer's own checksums, as for the outer one
+        PayloadChecksums sums(header);
+        auto read_inner = [&bytes, &sums](void* buf, std::size_t n) {
+            ssize_t k = bytes.read(buf, n);
+            if (k > 0) {
+                sums.update(buf, static_cast<std::size_t>(k));
+            }
+            return k;
+        };
         Reader inner;
-        if (auto why = inner.open([&bytes](void* buf, std::size_t n) { return bytes.read(buf, n); },
-                                  header.compression)) {
+        if (auto why = inner.open(read_inner, header.compression)) {
             return broken(name, inner_name + ": " + *why);
         }
         FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
@@ -891,6 +956,19 @@ Result<Extracted> extract_nested(const fs::path& file,
                     {}};
         auto out = CUDAENV_TRY(drain(inner, x, dest));
         out.top.clear();
+        for (std::vector<char> buf(sums.any() ? std::size_t{1} << 16 : 0); !buf.empty();) {
+            ssize_t n = read_inner(buf.data(), buf.size());
+            if (n < 0) {
+                return broken(name, "'" + inner_name + "': " + outer.reason());
+            }
+            if (n == 0) {
+                break;
+            }
+        }
+        CUDAENV_TRY(sums.verify(name + ": " + inner_name));
+        if (auto why = range.read_rest()) {
+            return broken(name, *why);
+        }
         return out;
     }
 }

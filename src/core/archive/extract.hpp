@@ -73,6 +73,10 @@ struct Slice {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     std::string name; ///< the archive's name in errors; the file's own name when empty
+    /// Sees every byte of the slice once, in order, as it is read (a runfile's own checksums):
+    /// after a successful extraction the rest of the slice, if the archive ended before it, is
+    /// read for it too.
+    std::function<void(const void*, std::size_t)> tap = {};
 };
 
 /// Extracts the members `map` selects from the tar stored in `slice` of `file` into `dest`,

@@ -6,8 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 namespace cudaenv::archive {
 
@@ -131,10 +136,10 @@ Result<RunfileHeader> parse_runfile_header(std::string_view head,
     }
     std::uint64_t follows = file_size > h.payload_offset ? file_size - h.payload_offset : 0;
     if (follows < h.payload_size) {
-        return Error(ErrorCode::integrity,
-                     where + ": truncated: its header declares " + std::to_string(h.payload_size) +
-                         " bytes of payload, " + std::to_string(follows) + " follow it")
-            .with_hint("download it again (cudaenv checks the sha256 the manifests pin)");
+        // The file is whole (its pinned sha256 matched before it got here): its header lies.
+        return bad(where,
+                   "its header declares " + std::to_string(h.payload_size) +
+                       " bytes of payload, but only " + std::to_string(follows) + " follow it");
     }
     if (follows > h.payload_size) {
         return bad(where,
@@ -160,6 +165,73 @@ Result<RunfileHeader> parse_runfile_header(std::string_view head,
     h.md5 = assignment(text.substr(0, pos), "MD5").value_or("");
     h.crc = assignment(text.substr(0, pos), "CRCsum").value_or("");
     h.sha256 = assignment(text.substr(0, pos), "SHA").value_or("");
+
+    struct Field {
+        const char* name;
+        const std::string* value;
+        std::vector<std::string>* parts;
+        bool (*well_formed)(std::string_view);
+    };
+
+    const Field fields[] = {
+        {"MD5",
+         &h.md5,
+         &h.part_md5,
+         [](std::string_view w) {
+             return w.size() == 32 &&
+                    w.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+         }},
+        {"CRCsum",
+         &h.crc,
+         &h.part_crc,
+         [](std::string_view w) {
+             return !w.empty() && w.size() <= 10 &&
+                    w.find_first_not_of("0123456789") == std::string_view::npos;
+         }},
+        {"SHA",
+         &h.sha256,
+         &h.part_sha256,
+         [](std::string_view w) {
+             return w.size() == 64 &&
+                    w.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+         }},
+    };
+    for (const auto& f : fields) {
+        std::vector<std::string> words;
+        std::size_t q = 0;
+        const std::string& v = *f.value;
+        while (q < v.size()) {
+            auto end = v.find(' ', q);
+            auto w = v.substr(q, end == std::string::npos ? std::string::npos : end - q);
+            if (!w.empty()) {
+                words.push_back(w);
+            }
+            if (end == std::string::npos) {
+                break;
+            }
+            q = end + 1;
+        }
+        bool zero = std::all_of(words.begin(), words.end(), [](const std::string& w) {
+            return w.find_first_not_of('0') == std::string::npos;
+        });
+        if (words.empty() || zero) {
+            continue; // not declared: makeself --nomd5, --nocrc, or no --sha256
+        }
+        if (words.size() != h.filesizes.size()) {
+            return bad(where,
+                       "its header declares " + std::to_string(words.size()) + " " + f.name +
+                           " value(s) for " + std::to_string(h.filesizes.size()) +
+                           " payload part(s)");
+        }
+        for (const auto& w : words) {
+            if (!f.well_formed(w)) {
+                return bad(where,
+                           std::string("its header's ") + f.name + " holds '" + printable(w) +
+                               "', no checksum");
+            }
+        }
+        *f.parts = std::move(words);
+    }
     for (const char* marker : {"generated using Makeself ", "Makeself version "}) {
         if (auto at = text.substr(0, pos).find(marker); at != std::string_view::npos) {
             auto start = at + std::string_view(marker).size();
@@ -169,6 +241,165 @@ Result<RunfileHeader> parse_runfile_header(std::string_view head,
         }
     }
     return h;
+}
+
+struct PayloadChecksums::Hashing {
+    explicit Hashing(const RunfileHeader& h) : header(h) {
+        if (!header.part_md5.empty()) {
+            md5_state = std::make_unique<Md5>();
+        }
+        if (!header.part_sha256.empty()) {
+            sha_state = std::make_unique<Sha256>();
+        }
+        left = header.filesizes.empty() ? 0 : header.filesizes.front();
+    }
+
+    void finish_part() {
+        if (md5_state) {
+            md5.push_back(md5_state->hex_digest());
+        }
+        if (sha_state) {
+            sha256.push_back(sha_state->hex_digest());
+        }
+        crc.push_back(std::to_string(cksum.value()));
+        cksum = Cksum{};
+        ++part;
+        left = part < header.filesizes.size() ? header.filesizes[part] : 0;
+    }
+
+    /// Hashes the next bytes (on the hashing thread).
+    void consume(const char* p, std::size_t size) {
+        while (size > 0 && part < header.filesizes.size()) {
+            auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size, left));
+            if (md5_state) {
+                md5_state->update(p, n);
+            }
+            if (sha_state) {
+                sha_state->update(p, n);
+            }
+            if (!header.part_crc.empty()) {
+                cksum.update(p, n);
+            }
+            p += n;
+            size -= n;
+            left -= n;
+            if (left == 0) {
+                finish_part();
+            }
+        }
+    }
+
+    void loop() {
+        std::unique_lock lock(mutex);
+        for (;;) {
+            ready.wait(lock, [this] { return !queue.empty() || closed; });
+            if (queue.empty()) {
+                return;
+            }
+            auto chunk = std::move(queue.front());
+            queue.pop_front();
+            queued -= chunk.size();
+            room.notify_one();
+            lock.unlock();
+            consume(chunk.data(), chunk.size());
+            lock.lock();
+        }
+    }
+
+    void push(const void* data, std::size_t size) {
+        if (!worker.joinable()) {
+            worker = std::thread([this] { loop(); });
+        }
+        const auto* p = static_cast<const char*>(data);
+        std::unique_lock lock(mutex);
+        room.wait(lock, [&] { return queued == 0 || queued + size <= k_max_queued; });
+        queue.emplace_back(p, p + size);
+        queued += size;
+        ready.notify_one();
+    }
+
+    /// Waits until every byte pushed is hashed; the thread has ended after.
+    void close() {
+        {
+            std::lock_guard lock(mutex);
+            closed = true;
+        }
+        ready.notify_one();
+        if (worker.joinable()) {
+            worker.join();
+        }
+    }
+
+    static constexpr std::size_t k_max_queued = std::size_t{16} << 20;
+
+    const RunfileHeader& header;
+    std::size_t part = 0;
+    std::uint64_t left = 0;                    ///< bytes of the current part still to come
+    std::vector<std::string> md5, crc, sha256; ///< what the parts seen so far hash to
+    std::unique_ptr<Md5> md5_state;
+    std::unique_ptr<Sha256> sha_state;
+    Cksum cksum;
+
+    std::mutex mutex;
+    std::condition_variable ready, room;
+    std::deque<std::vector<char>> queue;
+    std::size_t queued = 0;
+    bool closed = false;
+    std::thread worker;
+};
+
+PayloadChecksums::PayloadChecksums(const RunfileHeader& header)
+    : m_hashing(std::make_unique<Hashing>(header)) {}
+
+PayloadChecksums::~PayloadChecksums() {
+    m_hashing->close();
+}
+
+bool PayloadChecksums::any() const {
+    const auto& h = m_hashing->header;
+    return !h.part_md5.empty() || !h.part_crc.empty() || !h.part_sha256.empty();
+}
+
+void PayloadChecksums::update(const void* data, std::size_t size) {
+    if (any() && size > 0) {
+        m_hashing->push(data, size);
+    }
+}
+
+Status PayloadChecksums::verify(const std::string& where) {
+    if (!any()) {
+        return Ok{};
+    }
+    auto& s = *m_hashing;
+    s.close();
+    // an empty last part is complete without a byte
+    while (s.part < s.header.filesizes.size() && s.left == 0) {
+        s.finish_part();
+    }
+    if (s.part < s.header.filesizes.size()) {
+        return Error(ErrorCode::integrity,
+                     where + ": the payload ended before its header's checksums could be checked");
+    }
+    const std::pair<const char*,
+                    std::pair<const std::vector<std::string>*, const std::vector<std::string>*>>
+        checks[] = {{"MD5", {&s.header.part_md5, &s.md5}},
+                    {"CRCsum", {&s.header.part_crc, &s.crc}},
+                    {"SHA", {&s.header.part_sha256, &s.sha256}}};
+    for (const auto& [field, lists] : checks) {
+        const auto& [declared, got] = lists;
+        for (std::size_t i = 0; i < declared->size(); ++i) {
+            if ((*declared)[i] != (*got)[i]) {
+                std::string part = declared->size() > 1 ? " of part " + std::to_string(i + 1) : "";
+                return Error(ErrorCode::integrity,
+                             where + ": its payload does not match the " + field +
+                                 " its header declares" + part + " (" + (*declared)[i] +
+                                 ", the payload's is " + (*got)[i] + ")")
+                    .with_hint("nothing was installed; the runfile was altered after makeself "
+                               "made it");
+            }
+        }
+    }
+    return Ok{};
 }
 
 Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,

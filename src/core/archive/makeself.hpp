@@ -10,10 +10,12 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../sha256.hpp"
 #include "extract.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,11 @@ struct RunfileHeader {
     std::string md5;    ///< the header's own MD5 of the payload; empty when it has none
     std::string crc;    ///< its CRCsum (POSIX cksum), as written
     std::string sha256; ///< its SHA (makeself 2.4+); empty or all zeros when it has none
+    /// The checksums makeself declares, one per part of `filesizes`; a field the header leaves
+    /// out, or zeroes (makeself --nomd5, --nocrc, no --sha256), is empty here: nothing to check.
+    std::vector<std::string> part_md5;
+    std::vector<std::string> part_crc; ///< decimal, as cksum prints it
+    std::vector<std::string> part_sha256;
     Compression compression = Compression::none; ///< from the payload's magic bytes
 };
 
@@ -40,10 +47,40 @@ struct RunfileLimits {
     std::uint64_t max_payload_bytes = std::uint64_t{16} << 30;
 };
 
+/// makeself's own checksums of a payload (MD5, CRCsum, SHA: one word per part), computed as the
+/// payload streams by on its way to the extractor, so the file is read once. The hashing runs on
+/// a thread of its own (the extractor's decoding keeps its core; a bounded queue of copies, 16
+/// MiB at most, lies between them). Fields the header leaves out or zeroes are not checked (the
+/// sha256 the manifests pin is, always, before).
+class PayloadChecksums {
+  public:
+    explicit PayloadChecksums(const RunfileHeader& header);
+    ~PayloadChecksums();
+    PayloadChecksums(const PayloadChecksums&) = delete;
+    PayloadChecksums& operator=(const PayloadChecksums&) = delete;
+
+    /// The next bytes of the payload, in order (copied: the caller may reuse its buffer).
+    void update(const void* data, std::size_t size);
+
+    /// After the whole payload: an integrity error (exit 4) naming the field, the part and both
+    /// values for the first checksum that does not match; a payload that was not all seen is one
+    /// too. `where` names the file.
+    Status verify(const std::string& where);
+
+    /// True when the header declares any checksum.
+    bool any() const;
+
+  private:
+    struct Hashing; ///< the sums and the thread that computes them
+    std::unique_ptr<Hashing> m_hashing;
+};
+
 /// Reads and checks the header of the runfile at `path`. Errors, each naming the file: not a
 /// makeself archive (no `#!` first line, no header-length or filesizes line: unsafe_archive, exit
 /// 5); a header whose numbers disagree with the file -- more header lines than it has, filesizes
-/// that add up to more or less than what follows the header, a size over the limit (exit 5);
+/// that add up to more or less than what follows the header (the file itself is complete: its
+/// sha256 was checked), a size over the limit, checksum fields that are not one well-formed
+/// word per part (exit 5);
 /// a payload that is neither gzip, xz nor a plain tar (exit 5); unreadable (filesystem, exit 6).
 /// `where` names the file in errors (its path when empty: a download's is only its hash).
 Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,

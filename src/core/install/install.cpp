@@ -249,8 +249,10 @@ Status run_job(const store::Root& root,
     if (!x) {
         store::remove_tree(stage);
         std::error_code ec;
-        if (x.error().code == ErrorCode::unsafe_archive) {
-            fs::remove(req.dest, ec); // verified bytes, but unusable: do not keep them
+        if (x.error().code == ErrorCode::unsafe_archive || x.error().code == ErrorCode::integrity) {
+            // the pinned sha256 matched, but the bytes cannot be installed (a hostile archive, a
+            // payload failing its own checksums): never keep them for the next try
+            fs::remove(req.dest, ec);
         }
         return std::move(x).error();
     }

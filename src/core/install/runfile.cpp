@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 namespace cudaenv::install {
 
@@ -172,43 +173,80 @@ Result<archive::Extracted> extract_runfile(const fs::path& path,
                                            const RunfileSelection& sel,
                                            const archive::Limits& limits) {
     auto header = CUDAENV_TRY(archive::read_runfile_header(path, {}, name));
-    archive::Slice payload{header.payload_offset, header.payload_size, name};
+    // makeself's own checksums, checked as the payload streams to the extractor
+    archive::PayloadChecksums sums(header);
+    archive::Slice payload{header.payload_offset,
+                           header.payload_size,
+                           name,
+                           [&sums](const void* data, std::size_t n) { sums.update(data, n); }};
+    // What the payload holds, for the message when it holds nothing the profile asks for:
+    // builds/<folder>/ (11.x), the toolkit tree's top folders (10.x).
+    std::set<std::string> held;
+    auto note = [&held](std::string_view member, std::string_view below) {
+        if (member.substr(0, below.size()) == below) {
+            member.remove_prefix(below.size());
+            auto slash = member.find('/');
+            if (slash != std::string_view::npos && slash > 0 && held.size() < 64) {
+                held.emplace(member.substr(0, slash));
+            }
+        }
+    };
+    auto components = [&note, map = runfile_members(sel)](std::string_view member) {
+        note(member, "builds/");
+        return map(member);
+    };
     // 10.1 and 10.2: the toolkit tree is builds/cuda-toolkit/
-    auto toolkit_folder = [tree = toolkit_tree_members(sel)](std::string_view member) {
+    auto toolkit_folder = [&note, tree = toolkit_tree_members(sel)](std::string_view member) {
         constexpr std::string_view folder = "builds/cuda-toolkit/";
+        note(member, folder);
         return member.substr(0, folder.size()) == folder ? tree(member.substr(folder.size()))
                                                          : std::nullopt;
     };
+    auto tree_top = [&note, tree = toolkit_tree_members(sel)](std::string_view member) {
+        note(member, "");
+        return tree(member);
+    };
     bool cuda10_1 = cuda.major() == 10 && cuda.minor() >= 1;
-    auto x = cuda.major() >= 11 || cuda10_1
-                 ? CUDAENV_TRY(archive::extract_selected(
-                       path,
-                       payload,
-                       dest,
-                       header.compression,
-                       cuda10_1 ? archive::MemberMap(toolkit_folder) : runfile_members(sel),
-                       limits))
-                 : CUDAENV_TRY(archive::extract_nested(
-                       path,
-                       payload,
-                       dest,
-                       header.compression,
-                       [](std::string_view member) {
-                           return member.substr(0, 20) == "run_files/cuda-linux" &&
-                                  member.size() > 24 && member.substr(member.size() - 4) == ".run";
-                       },
-                       toolkit_tree_members(sel),
-                       limits));
+    auto x =
+        cuda.major() >= 11 || cuda10_1
+            ? CUDAENV_TRY(archive::extract_selected(path,
+                                                    payload,
+                                                    dest,
+                                                    header.compression,
+                                                    cuda10_1 ? archive::MemberMap(toolkit_folder)
+                                                             : archive::MemberMap(components),
+                                                    limits))
+            : CUDAENV_TRY(archive::extract_nested(
+                  path,
+                  payload,
+                  dest,
+                  header.compression,
+                  [](std::string_view member) {
+                      return member.substr(0, 20) == "run_files/cuda-linux" && member.size() > 24 &&
+                             member.substr(member.size() - 4) == ".run";
+                  },
+                  tree_top,
+                  limits));
+    CUDAENV_TRY(sums.verify(name));
     bool any = std::any_of(x.entries.begin(), x.entries.end(), [](const archive::Entry& e) {
         return e.type != archive::Entry::Type::directory;
     });
     if (!any) {
+        std::string asked = sel.all ? "every component" : "";
+        for (const auto& c : sel.components) {
+            asked += (asked.empty() ? "" : ", ") + c;
+        }
+        std::string holds;
+        for (const auto& h : held) {
+            holds += (holds.empty() ? "" : ", ") + printable(h);
+        }
+        std::string where = cuda.major() >= 11 ? "builds/"
+                            : cuda10_1         ? "builds/cuda-toolkit/"
+                                               : "its nested installer";
         return Error(ErrorCode::unsafe_archive,
-                     "the runfile '" + name + "' holds none of the components asked for (" +
-                         (cuda.major() >= 11 ? "no builds/<component>/ folder"
-                          : cuda10_1         ? "no builds/cuda-toolkit/ tree"
-                                             : "no toolkit files in its nested installer") +
-                         "): not a CUDA " + cuda.str() + " installer")
+                     "the runfile '" + name + "' holds none of what profile '" + sel.profile +
+                         "' takes from a CUDA " + cuda.str() + " installer (" + asked + "); " +
+                         where + (holds.empty() ? " holds nothing" : " holds only: " + holds))
             .with_hint("nothing was installed; the file or the mirror serving it is bad");
     }
     return x;

@@ -86,6 +86,7 @@ const Loaded<CryptoApi>& crypto_lib() {
         bind(a.digest_update, "EVP_DigestUpdate");
         bind(a.digest_final_ex, "EVP_DigestFinal_ex");
         bind(a.sha256, "EVP_sha256");
+        bind(a.md5, "EVP_md5");
         return r;
     }();
     return l;

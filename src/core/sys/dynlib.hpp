@@ -72,6 +72,7 @@ struct CryptoApi {
     decltype(&::EVP_DigestUpdate) digest_update;
     decltype(&::EVP_DigestFinal_ex) digest_final_ex;
     decltype(&::EVP_sha256) sha256;
+    decltype(&::EVP_md5) md5; ///< only to check the MD5 a makeself header declares
 };
 
 /// OpenSSL's libcrypto (libcrypto.so.3), likewise: only hashing needs it.
