@@ -9,6 +9,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+// glibc's major()/minor() are macros: they would rename every `.major` member (Version's)
+// compiled after this file in the same unit (the CI presets' unity builds). The functions stay.
+#undef major
+#undef minor
+
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -35,8 +40,8 @@ std::string lock_holder(const std::filesystem::path& path) {
     std::snprintf(want,
                   sizeof want,
                   "%02x:%02x:%llu",
-                  major(st.st_dev),
-                  minor(st.st_dev),
+                  ::gnu_dev_major(st.st_dev),
+                  ::gnu_dev_minor(st.st_dev),
                   static_cast<unsigned long long>(st.st_ino));
     while (std::getline(locks, line)) {
         std::istringstream in(line);

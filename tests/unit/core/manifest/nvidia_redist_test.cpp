@@ -10,7 +10,8 @@ using namespace cudaenv::manifest;
 
 namespace {
 
-constexpr const char* k_sha = "56129e0c42df03ecb50a7bb23fc3285fa39af1a818f8826b183cf793529098bb";
+constexpr const char* k_redist_sha =
+    "56129e0c42df03ecb50a7bb23fc3285fa39af1a818f8826b183cf793529098bb";
 
 std::string redist(const std::string& platform_body) {
     return R"({"release_date": "2022-10-03", "cuda_cudart": {"name": "CUDA Runtime",
@@ -23,7 +24,8 @@ std::string redist(const std::string& platform_body) {
 TEST(NvidiaRedist, ReadsAPlainComponent) {
     auto r = parse_redistrib(redist(std::string(
                                         R"({"relative_path": "cuda_cudart/linux-x86_64/a.tar.xz",
-        "sha256": ")") + k_sha + R"(", "md5": "x", "size": "913876"})"),
+        "sha256": ")") + k_redist_sha +
+                                    R"(", "md5": "x", "size": "913876"})"),
                              "t");
     ASSERT_TRUE(r) << r.error().message;
     const auto* c = r->find("cuda_cudart");
@@ -38,9 +40,9 @@ TEST(NvidiaRedist, ReadsCudaVariants) {
     auto r = parse_redistrib(
         std::string(R"({"cudnn": {"version": "8.6.0.163", "cuda_variant": ["10", "11"],
         "linux-x86_64": {"cuda11": {"relative_path": "cudnn/a_cuda11.tar.xz", "sha256": ")") +
-            k_sha +
+            k_redist_sha +
             R"(", "size": "1"}, "cuda10": {"relative_path": "cudnn/a_cuda10.tar.xz", "sha256": ")" +
-            k_sha + R"(", "size": 2}}}})",
+            k_redist_sha + R"(", "size": 2}}}})",
         "t");
     ASSERT_TRUE(r) << r.error().message;
     const auto& p = r->find("cudnn")->platforms.at("linux-x86_64");
@@ -67,7 +69,7 @@ TEST(NvidiaRedist, RefusesUnsafeRelativePaths) {
                              "a/..%2f..%2fb",
                              "a/%252e%252e/b"}) {
         auto r = parse_redistrib(redist(std::string(R"({"relative_path": ")") + path +
-                                        R"(", "sha256": ")" + k_sha + R"("})"),
+                                        R"(", "sha256": ")" + k_redist_sha + R"("})"),
                                  "t");
         EXPECT_FALSE(r) << path;
     }
@@ -76,7 +78,7 @@ TEST(NvidiaRedist, RefusesUnsafeRelativePaths) {
 TEST(NvidiaRedist, RefusesABadHashOrSize) {
     EXPECT_FALSE(parse_redistrib(redist(R"({"relative_path": "a", "sha256": "abc"})"), "t"));
     EXPECT_FALSE(parse_redistrib(redist(std::string(R"({"relative_path": "a", "sha256": ")") +
-                                        k_sha + R"(", "size": "-1"})"),
+                                        k_redist_sha + R"(", "size": "-1"})"),
                                  "t"));
 }
 
