@@ -200,3 +200,83 @@ def test_the_role_rolls_a_switch_back_when_the_gate_fails(fleet, tmp_path):
     # and A again changes nothing
     rc, again, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.13", *extra)
     assert rc == 0 and stats["changed"] == 1, again  # only the report copy on the controller
+
+
+def changed(results):
+    return sorted(k for k, r in results.items() if r.get("changed"))
+
+
+def test_check_mode_predicts_every_change_of_the_role_the_doctor_report_included(fleet, tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    extra = ["-e", f"report_dir={reports}"]
+    rc, check, _ = play(fleet, "role", ROLE, "-e", "target=tf-2.13", "--check", *extra)
+    assert rc == 0, check
+    assert not (reports / "gpu1.json").exists(), "check mode wrote the report"
+    rc, real, _ = play(fleet, "role", ROLE, "-e", "target=tf-2.13", *extra)
+    assert rc == 0, real
+    assert "Save the host's doctor report on the controller" in changed(real)
+    assert changed(check) == changed(real)
+    # and when nothing would change, check mode says so, report included
+    rc, check2, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.13", "--check", *extra)
+    assert rc == 0 and changed(check2) == [], changed(check2)
+
+
+BOTH_MODULES = """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  tasks:
+    - name: install
+      cudaenv.fleet.cudaenv:
+        spec: tf-2.13
+      ignore_errors: true
+    - name: doctor
+      cudaenv.fleet.cudaenv_doctor:
+      ignore_errors: true
+"""
+
+
+def test_a_host_without_cudaenv_is_told_which_role_variable_installs_it(fleet):
+    fleet.env_vars["PATH"] = "/usr/bin:/bin"
+    (fleet.tmp / "vars.json").write_text(json.dumps({"cudaenv_env": fleet.env_vars}))
+    rc, res, _ = play(fleet, "none", BOTH_MODULES)
+    for task in ("install", "doctor"):
+        r = res[task]
+        assert r["failed"] and r["rc"] == 127, r
+        assert r["msg"].startswith("cudaenv is not installed on this host: no 'cudaenv' on PATH"), r["msg"]
+        assert "cudaenv_package" in r["hint"], r
+
+
+def test_an_older_cudaenv_is_named_with_the_version_the_collection_needs(fleet):
+    old = fleet.tmp / "old-bin"
+    old.mkdir()
+    (old / "cudaenv").write_text("#!/bin/sh\n"
+                                 "if [ \"$1\" = --version ]; then echo 'cudaenv 0.0.9'; exit 0; fi\n"
+                                 "echo \"cudaenv: error: unknown option '$1'\" >&2; exit 2\n")
+    (old / "cudaenv").chmod(0o755)
+    fleet.env_vars["PATH"] = f"{old}:/usr/bin:/bin"
+    (fleet.tmp / "vars.json").write_text(json.dumps({"cudaenv_env": fleet.env_vars}))
+    rc, res, _ = play(fleet, "old", BOTH_MODULES)
+    for task in ("install", "doctor"):
+        r = res[task]
+        assert r["failed"] and r["rc"] == 2, r
+        assert "is 0.0.9, older than this collection needs (0.1.0" in r["msg"], r["msg"]
+        assert "unknown option" not in r["msg"]
+        assert "cudaenv_package" in r["hint"] and "upgrades it" in r["hint"], r
+
+
+def test_a_malformed_spec_for_global_is_a_usage_error(fleet):
+    rc, res, _ = play(fleet, "malformed", """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  tasks:
+    - name: global
+      cudaenv.fleet.cudaenv:
+        spec: "tf-@@"
+        state: global
+""")
+    r = res["global"]
+    assert r["failed"] and r["rc"] == 2, r
+    assert "invalid SPEC 'tf-@@'" in r["msg"], r

@@ -97,6 +97,43 @@ def test_foreign_link_or_directory_is_refused_then_forced_and_rolled_back(machin
         assert link(s) == ("/etc/alternatives/cuda" if kind == "alternatives" else "/opt/other-cuda")
 
 
+@pytest.mark.parametrize("kind", ["directory", "alternatives", "runfile_link"])
+def test_global_system_hands_back_what_force_replaced_even_after_other_switches(machine, kind):
+    """global --force over NVIDIA's layout, then other switches (the journal's `previous` no longer
+    knows the start): `global system` puts back what cudaenv found, from ROOT/machine-before
+    (which the package's purge reads too), and removes the record."""
+    s = machine.sysroot
+    target = s / "usr" / "local" / "cuda"
+    if kind == "directory":
+        (target / "lib64").mkdir(parents=True)
+        (target / "lib64" / "keep").write_text("runfile install\n")
+    elif kind == "alternatives":
+        target.symlink_to("/etc/alternatives/cuda")
+    else:  # NVIDIA's runfile: /usr/local/cuda -> /usr/local/cuda-12.4/
+        (s / "usr" / "local" / "cuda-12.4").mkdir(parents=True)
+        target.symlink_to("/usr/local/cuda-12.4/")
+    assert machine("global", "tf-2.13", "--force").rc == 0
+    record = machine.root / "machine-before"
+    assert record.is_file() and f"kind {'foreign_link' if kind == 'runfile_link' else kind}" in \
+        record.read_text(), record.read_text()
+    assert machine("global", "tf-2.16").rc == 0
+    assert machine("global", "tf-2.13").rc == 0
+    res = machine("global", "system", "--json")
+    assert res.rc == 0, res
+    if kind == "directory":
+        assert not target.is_symlink() and (target / "lib64" / "keep").read_text() == "runfile install\n"
+        assert res.json()["restored"].startswith("/usr/local/cuda.cudaenv-moved-")
+        assert not any(p.name.startswith("cuda.cudaenv-moved-") for p in (s / "usr" / "local").iterdir())
+    else:
+        want = "/etc/alternatives/cuda" if kind == "alternatives" else "/usr/local/cuda-12.4/"
+        assert link(s) == want and res.json()["restored"] == want
+    assert not (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").exists()
+    assert not record.exists()
+    assert machine("global").out.strip() == "system"
+    # the machine's own CUDA is back: replacing it again needs --force again
+    assert_one_line_error(machine("global", "tf-2.13"), 7)
+
+
 def test_failing_ldconfig_puts_everything_back(machine):
     s = machine.sysroot
     assert machine("global", "tf-2.13").rc == 0

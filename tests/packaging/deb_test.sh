@@ -5,7 +5,8 @@
 # tmpfs. Then the demo against the installed /usr/bin/cudaenv as root (machine-wide root,
 # `global`, the real ldconfig) and as an unprivileged user (alice, made with useradd inside the
 # namespace), then `dpkg --purge`, and a scan that finds nothing of cudaenv's left but alice's
-# own root. Needs root (mount namespaces, dpkg).
+# own root, and the machine's own CUDA (NVIDIA's runfile link, which `global --force` replaced) put
+# back with its loader entry working again. Needs root (mount namespaces, dpkg).
 #
 #   tests/packaging/deb_test.sh build/deb/cudaenv_0.1.0_amd64.deb
 set -euo pipefail
@@ -72,7 +73,19 @@ v=11.8.0+cudnn8.6.0.163
 [ -f "/opt/cudaenv/versions/$v/.cudaenv-version.json" ] || fail "not in /opt/cudaenv"
 bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -o \( -type f ! -perm 0644 ! -perm 0755 \) | head -n 3)
 [ -z "$bad" ] || fail "not world-readable under umask 077: $bad"
-cudaenv global tf-2.13
+step "the machine had CUDA 12.4 from NVIDIA's runfile: /usr/local/cuda -> /usr/local/cuda-12.4/, its loader entry"
+mkdir -p /usr/local/cuda-12.4/lib64
+printf 'int cudaRuntimeGetVersion(int *v) { *v = 12040; return 0; }\n' >/srv/rt12.c
+gcc -shared -fPIC -Wl,-soname,libcudart.so.12 -o /usr/local/cuda-12.4/lib64/libcudart.so.12.4.127 /srv/rt12.c
+ln -s libcudart.so.12.4.127 /usr/local/cuda-12.4/lib64/libcudart.so.12
+ln -s /usr/local/cuda-12.4/ /usr/local/cuda
+echo /usr/local/cuda-12.4/lib64 >/etc/ld.so.conf.d/988_cuda-12.conf
+ldconfig
+set +e
+cudaenv global tf-2.13 2>/srv/global.txt; rc=$?
+set -e
+[ "$rc" = 7 ] && grep -q -- '--force' /srv/global.txt || fail "global over NVIDIA's link without --force: rc $rc"
+cudaenv global --force tf-2.13
 [ "$(readlink /usr/local/cuda)" = "/opt/cudaenv/versions/$v" ] || fail "/usr/local/cuda is $(readlink /usr/local/cuda)"
 ldconfig -p | grep -q 'libcudart.so.11.0 .*=> /usr/local/cuda/lib64/' || fail "the real cache has no libcudart from /usr/local/cuda"
 cudaenv list
@@ -116,9 +129,13 @@ as_alice gcc -o /home/alice/probe /home/alice/probe.c -L/usr/local/cuda/lib64 -l
 step "dpkg --purge cudaenv"
 dpkg --purge cudaenv
 for p in /usr/bin/cudaenv /usr/libexec/cudaenv /usr/share/cudaenv /usr/share/doc/cudaenv \
-         /opt/cudaenv /etc/cudaenv /usr/local/cuda /etc/ld.so.conf.d/000-cudaenv.conf; do
+         /opt/cudaenv /etc/cudaenv /etc/ld.so.conf.d/000-cudaenv.conf; do
   if [ -e "$p" ] || [ -L "$p" ]; then fail "$p is still there after purge"; fi
 done
+# what the machine had before cudaenv: its link and what its loader entry finds through it
+[ "$(readlink /usr/local/cuda)" = /usr/local/cuda-12.4/ ] || fail "/usr/local/cuda was not put back: $(readlink /usr/local/cuda)"
+[ -f /etc/ld.so.conf.d/988_cuda-12.conf ] || fail "NVIDIA's loader entry is gone"
+ldconfig -p | grep -q 'libcudart.so.12 .*=> /usr/local/cuda-12.4/lib64/' || fail "the loader does not find CUDA 12.4 again"
 # everything the namespace wrote (the overlays' upper layers and the tmpfs mounts), by name
 left=$( (find "$work/upper" /opt /usr/local /home -iname '*cudaenv*' -o -path '*/.cudaenv*' \
           -o -lname '*cudaenv*'; grep -rls cudaenv "$work/upper/etc" 2>/dev/null) \
@@ -127,4 +144,4 @@ left=$( (find "$work/upper" /opt /usr/local /home -iname '*cudaenv*' -o -path '*
 [ -z "$left" ] || fail "left after purge: $(echo "$left" | head -n 10)"
 [ -d /home/alice/.cudaenv/versions ] || fail "alice's own root must stay"
 ldconfig -p | grep -q /usr/local/cuda/ && fail "the loader cache still lists /usr/local/cuda"
-echo "deb_test: ok: installed, used as root and as alice, purged; left: alice's own root only"
+echo "deb_test: ok: installed, used as root and as alice, purged; left: alice's own root only, and the machine's own CUDA 12.4 put back"

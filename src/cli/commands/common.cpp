@@ -47,24 +47,33 @@ int report_switch(Context& ctx,
         *ctx.err << "cudaenv: warning: " << w << "\n";
     }
     if (ctx.json) {
-        emit_json(ctx,
-                  {{"command", command},
-                   {"ok", true},
-                   {"changed", out.changed},
-                   {"dry_run", dry_run},
-                   {"version", out.version},
-                   {"previous", out.previous},
-                   {"ldconfig_ran", out.ldconfig_ran},
-                   {"link", m.link().string()},
-                   {"ld_conf", m.conf().string()},
-                   {"warnings", out.warnings}});
+        emit_json(
+            ctx,
+            {{"command", command},
+             {"ok", true},
+             {"changed", out.changed},
+             {"dry_run", dry_run},
+             {"version", out.version},
+             {"previous", out.previous},
+             {"ldconfig_ran", out.ldconfig_ran},
+             {"link", m.link().string()},
+             {"ld_conf", m.conf().string()},
+             {"restored", out.restored.empty() ? nlohmann::json() : nlohmann::json(out.restored)},
+             {"warnings", out.warnings}});
     } else if (!out.changed) {
         *ctx.out << (out.version == "system" ? "system (no cudaenv version)" : out.version)
                  << " is already the global version\n";
     } else if (out.version == "system" && std::string(command) == "global") {
         *ctx.out << (dry_run ? "would remove " : "removed ") << m.link().string() << " and "
                  << m.conf().string() << " (was " << out.previous
-                 << "); the machine is back to its own CUDA\n";
+                 << "); the machine is back to its own CUDA"
+                 << (out.restored.empty() ? ""
+                     : out.restored.find(".cudaenv-moved-") != std::string::npos
+                         ? " (the directory cudaenv had moved aside to " + out.restored +
+                               " is back)"
+                         : " (" + m.link().string() + " points at " + out.restored +
+                               " again, as cudaenv found it)")
+                 << "\n";
     } else {
         *ctx.out << (dry_run ? "would switch " : "switched ") << m.link().string() << " from "
                  << out.previous << " to " << out.version << "\n";

@@ -67,9 +67,12 @@ int run_global(const GlobalCli& o, Context& ctx) {
     }
     auto version = activate::match_installed(root, (*cat)->frameworks, o.spec);
     if (!version) {
-        // Switching the machine to what is not there is a state conflict (reliability.md S4).
+        // Switching the machine to what is not there is a state conflict (reliability.md S4);
+        // a SPEC that is no SPEC stays a usage error.
         Error e = version.error();
-        e.code = ErrorCode::conflict;
+        if (e.code != ErrorCode::usage) {
+            e.code = ErrorCode::conflict;
+        }
         return report_error(ctx, e, "global");
     }
     auto out = activate::switch_global(root, m, *version, options(o, ctx));

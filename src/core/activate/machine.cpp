@@ -394,6 +394,68 @@ Status restore(const Machine& m, const store::Snapshot& prev) {
     return first;
 }
 
+/// What <sysroot>/usr/local/cuda was before cudaenv last took it over from another tool (`global
+/// --force` over NVIDIA's runfile or .deb layout): ROOT/machine-before, plain `key value` lines
+/// so that the package's postrm (a shell script; the binary is gone by then) can put it back
+/// on purge, as `global system` does. Paths as the machine sees them.
+struct Before {
+    std::string kind;     ///< foreign_link, alternatives or directory
+    std::string target;   ///< a link's target
+    std::string moved_to; ///< a directory's place while cudaenv's link stands there
+};
+
+fs::path before_file(const store::Root& root) {
+    return root.dir / "machine-before";
+}
+
+std::optional<Before> read_before(const store::Root& root) {
+    auto text = read_text_file(before_file(root));
+    if (!text) {
+        return std::nullopt;
+    }
+    Before b;
+    std::size_t at = 0;
+    while (at < text->size()) {
+        auto nl = std::min(text->find('\n', at), text->size());
+        std::string_view line(text->data() + at, nl - at);
+        at = nl + 1;
+        auto sp = line.find(' ');
+        if (line.empty() || line[0] == '#' || sp == std::string_view::npos) {
+            continue;
+        }
+        auto key = line.substr(0, sp);
+        std::string value(line.substr(sp + 1));
+        if (key == "kind") {
+            b.kind = value;
+        } else if (key == "target") {
+            b.target = value;
+        } else if (key == "moved_to") {
+            b.moved_to = value;
+        }
+    }
+    if (b.kind == "directory" ? b.moved_to.empty() : b.target.empty()) {
+        return std::nullopt;
+    }
+    return b;
+}
+
+/// Records `prev` when it is something another tool made (cudaenv is about to replace it).
+Status record_before(const store::Root& root, const Machine& m, const store::Snapshot& prev) {
+    bool link = prev.link_kind == "foreign_link" || prev.link_kind == "alternatives";
+    bool dir = prev.link_kind == "directory" && prev.moved_to;
+    std::string moved = dir ? m.inside(*prev.moved_to) : "";
+    if ((!link && !dir) || prev.link_target.find('\n') != std::string::npos ||
+        moved.find('\n') != std::string::npos) {
+        return Ok{};
+    }
+    std::string text = "# " + m.inside(m.link()) +
+                       " before cudaenv replaced it (global --force); `cudaenv global system` "
+                       "and the package's purge put it back\nkind " +
+                       prev.link_kind + "\n" +
+                       (link ? "target " + prev.link_target + "\n" : "moved_to " + moved + "\n");
+    return write_file_atomic(before_file(root), text, 0644);
+}
+
 /// A switch (or unset) failed after the journal recorded it: puts link and conf back as the
 /// journal's `previous` says, clears `pending`, and returns `e` with what else went wrong.
 Error undo_switch(const store::Root& root, const Machine& m, store::State& state, Error e) {
@@ -506,6 +568,9 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     state.pending = version;
     CUDAENV_TRY(store::save_state(root, state));
     auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
+    if (auto st = record_before(root, m, prev); !st) {
+        return undo(std::move(st).error());
+    }
     if (auto st = set_link(m, target); !st) {
         return undo(std::move(st).error());
     }
@@ -555,9 +620,27 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     state.pending = "system";
     CUDAENV_TRY(store::save_state(root, state));
     auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
-    // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice).
+    // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice);
+    // what cudaenv replaced (global --force) comes back.
+    auto before = cur.kind == LinkState::Kind::ours ? read_before(root) : std::nullopt;
     if (cur.kind == LinkState::Kind::ours) {
         if (auto st = set_link(m, ""); !st) {
+            return undo(std::move(st).error());
+        }
+    }
+    if (before && before->kind == "directory") {
+        auto moved = m.sysroot / fs::path(before->moved_to).relative_path();
+
+        struct stat st {};
+
+        if (::lstat(moved.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+            ::rename(moved.c_str(), m.link().c_str()) != 0) {
+            return undo(Error(ErrorCode::filesystem,
+                              "cannot move '" + moved.string() + "' back to '" + m.link().string() +
+                                  "': " + errno_text(errno)));
+        }
+    } else if (before) {
+        if (auto st = set_link(m, before->target); !st) {
             return undo(std::move(st).error());
         }
     }
@@ -574,6 +657,11 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     state.global.reset();
     state.pending.reset();
     CUDAENV_TRY(store::save_state(root, state));
+    if (before) {
+        std::error_code ec;
+        fs::remove(before_file(root), ec); // handed back: nothing left to restore
+        out.restored = before->kind == "directory" ? before->moved_to : before->target;
+    }
     return out;
 }
 

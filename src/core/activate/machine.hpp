@@ -65,6 +65,9 @@ struct SwitchOutcome {
     /// Other ld.so.conf.d files naming CUDA library folders (reliability.md L3): their libraries
     /// may shadow the switched version's.
     std::vector<std::string> warnings;
+    /// `global system`: what was put back at the link, as cudaenv found it before it first
+    /// replaced it (a link's target, or the directory's place while it was moved aside).
+    std::string restored;
 };
 
 /// Makes `version` (installed) the machine's CUDA. conflict (7) for a link cudaenv does not own

@@ -129,7 +129,7 @@ Result<std::string> match_installed(const store::Root& root,
     }
     auto spec = parse_spec(written, names);
     if (!spec) {
-        return not_installed;
+        return spec.error(); // no SPEC and no installed name: a usage error, saying why
     }
     std::optional<Version> cuda = spec->cuda;
     std::optional<Version> cudnn = spec->cudnn;

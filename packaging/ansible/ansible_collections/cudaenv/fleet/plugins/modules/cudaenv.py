@@ -53,7 +53,9 @@ options:
     type: bool
     default: false
   binary:
-    description: The cudaenv executable.
+    description:
+      - The cudaenv executable, 0.1.0 or newer. A host without it, or with an older one, fails
+        naming what is missing and the role variable that installs it (C(cudaenv_package)).
     type: path
     default: cudaenv
 attributes:
@@ -126,6 +128,7 @@ rc:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.cudaenv.fleet.plugins.module_utils.binary import find_cudaenv
 
 
 class CudaenvError(Exception):
@@ -177,7 +180,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    binary = module.get_bin_path(p["binary"], required=True) if "/" not in p["binary"] else p["binary"]
+    binary = find_cudaenv(module, p["binary"])
     env = {}
     if p["mirror"]:
         env["CUDAENV_MIRROR"] = p["mirror"]

@@ -31,7 +31,9 @@ options:
     description: The cudaenv root (C(CUDAENV_ROOT)).
     type: path
   binary:
-    description: The cudaenv executable.
+    description:
+      - The cudaenv executable, 0.1.0 or newer. A host without it, or with an older one, fails
+        naming what is missing and the role variable that installs it (C(cudaenv_package)).
     type: path
     default: cudaenv
 attributes:
@@ -85,6 +87,7 @@ msg:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.cudaenv.fleet.plugins.module_utils.binary import find_cudaenv
 
 
 def main():
@@ -98,7 +101,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    binary = module.get_bin_path(p["binary"], required=True) if "/" not in p["binary"] else p["binary"]
+    binary = find_cudaenv(module, p["binary"])
     args = [binary, "--json", "doctor"]
     for probe in p["only"]:
         args += ["--only", probe]
