@@ -126,9 +126,84 @@ def archives():
     ]))
 
 
+def ustar(entries):
+    """tar() in the POSIX ustar format ('ustar' at byte 257: what a runfile header's payload check
+    takes as a plain tar)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, kind, data in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(info)
+            elif kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                t.addfile(info)
+            else:
+                info.size, info.mode = len(data), 0o644
+                t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def makeself(payload, md5=None):
+    """A makeself 2.4-style header (skip="N") in front of `payload`, MD5 declared when given."""
+    lines = ["#!/bin/sh", "# This script was generated using Makeself 2.4.5", 'label="inner"',
+             f'filesizes="{len(payload)}"', f'MD5="{md5 or "0" * 32}"', 'CRCsum="0000000000"',
+             'skip="SKIP"', "exit 0"]
+    lines[6] = f'skip="{len(lines)}"'
+    return ("\n".join(lines) + "\n").encode() + payload
+
+
+def selected():
+    elf = b"\x7fELF\x02\x01\x01" + bytes(57)
+    payload = tar([
+        ("builds", "dir", None),
+        ("builds/cuda_cudart/targets/x86_64-linux/lib/libcudart.so.11.0.221", "file", elf),
+        ("builds/cuda_cudart/targets/x86_64-linux/lib/libcudart.so.11.0", "link", "libcudart.so.11.0.221"),
+        ("builds/cuda_cudart/targets/x86_64-linux/include/cuda_runtime.h", "file", b"#pragma once\n"),
+        ("builds/libcublas/lib64/libcublas.so.11", "file", elf),
+        ("builds/NVIDIA-Linux-x86_64-450.51.06.run", "exe", b"#!/bin/sh\n"),
+        ("builds/nsight_systems/bin/nsys", "exe", b"x"),
+    ])
+    put("selected", "cuda11-runfile-payload", bytes([3]) + b"#!\n" + payload)
+    put("selected", "traversal-in-a-skipped-member", bytes([0]) + tar([
+        ("builds/cuda_demo_suite/../../../escaped", "file", b"x")]))
+
+
+def nested():
+    import hashlib
+    inner_payload = ustar([
+        ("bin", "dir", None), ("bin/nvcc", "file", b"#!/bin/sh\n"),
+        ("targets/x86_64-linux/lib/libcudart.so.10.0.130", "file", b"\x7fELF" + bytes(60)),
+        ("targets/x86_64-linux/lib/libcudart.so.10.0", "link", "libcudart.so.10.0.130"),
+    ])
+    inner = makeself(inner_payload, hashlib.md5(inner_payload).hexdigest())
+    put("nested", "cuda10-nested-installer", tar([
+        ("run_files", "dir", None),
+        ("run_files/cuda-linux.10.0.130-24817639.run", "exe", inner),
+        ("run_files/cuda-samples.10.0.130-24817639-linux.run", "exe", b"#!/bin/sh\n"),
+    ]))
+    put("nested", "inner-md5-mismatch", tar([
+        ("run_files/cuda-linux.10.0.130-24817639.run", "exe", makeself(inner_payload, "f" * 32))]))
+
+
+def xz():
+    import lzma
+    top = "cuda_cudart-linux-x86_64-11.8.89-archive"
+    body = tar([(top, "dir", None), (f"{top}/lib", "dir", None),
+                (f"{top}/lib/libcudart.so.11.8.89", "file", b"\x7fELF" + bytes(60)),
+                (f"{top}/lib/libcudart.so.11.0", "link", "libcudart.so.11.8.89")])
+    put("xz", "tar-to-compress", bytes([0]) + body)
+    put("xz", "raw-xz-stream", bytes([1]) + lzma.compress(body, format=lzma.FORMAT_XZ, preset=0))
+    put("xz", "raw-xz-truncated", bytes([1]) + lzma.compress(body, format=lzma.FORMAT_XZ)[:-20])
+
+
 if __name__ == "__main__":
     manifests()
     redistrib()
     specs()
     selection()
     archives()
+    selected()
+    nested()
+    xz()
