@@ -26,6 +26,9 @@ void ProgressReporter::on_event(const install::Event& e) {
         return;
     }
     std::lock_guard<std::mutex> g(m_mu);
+    if (m_finished) {
+        return; // a worker's late event: the summary (and perhaps the error) is already printed
+    }
     auto it = m_index.find(e.component);
     if (it == m_index.end()) {
         it = m_index.emplace(e.component, m_rows.size()).first;
@@ -176,10 +179,12 @@ std::string ProgressReporter::overall(std::chrono::steady_clock::time_point now)
 }
 
 void ProgressReporter::finish() {
-    if (m_quiet || m_rows.empty()) {
+    std::lock_guard<std::mutex> g(m_mu);
+    if (m_quiet || m_finished || m_rows.empty()) {
+        m_finished = true;
         return;
     }
-    std::lock_guard<std::mutex> g(m_mu);
+    m_finished = true;
     if (m_tty) {
         redraw(true);
     } else {

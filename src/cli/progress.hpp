@@ -45,6 +45,7 @@ class ProgressReporter {
     std::ostream& m_err;
     bool m_tty;
     bool m_quiet;
+    bool m_finished = false; ///< after finish(): an error line may follow, and nothing after it
     std::mutex m_mu;
     std::vector<Row> m_rows;
     std::map<std::string, std::size_t> m_index;
