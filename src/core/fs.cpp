@@ -225,7 +225,13 @@ Status make_dirs(const std::filesystem::path& dir, unsigned mode) {
     }
     for (auto p = missing.rbegin(); p != missing.rend(); ++p) {
         if (::mkdir(p->c_str(), static_cast<mode_t>(mode)) == 0) {
-            ::chmod(p->c_str(), static_cast<mode_t>(mode)); // the umask took bits away
+            // the umask took bits away; the mode is set on what was opened, never through a link
+            // swapped in meanwhile
+            int fd = ::open(p->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) {
+                ::fchmod(fd, static_cast<mode_t>(mode));
+                ::close(fd);
+            }
         } else if (errno != EEXIST) {
             return fs_error("cannot create", *p, errno);
         }

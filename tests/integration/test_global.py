@@ -134,6 +134,56 @@ def test_global_system_hands_back_what_force_replaced_even_after_other_switches(
     assert_one_line_error(machine("global", "tf-2.13"), 7)
 
 
+def test_a_hand_back_interrupted_after_the_link_went_is_finished_by_the_next_global_system(machine):
+    """Killed after cudaenv's link went and before the directory came back: the record remains, and
+    the next `global system` (with no link at all) puts it back."""
+    s = machine.sysroot
+    target = s / "usr" / "local" / "cuda"
+    (target / "lib64").mkdir(parents=True)
+    (target / "lib64" / "keep").write_text("runfile install\n")
+    assert machine("global", "tf-2.13", "--force").rc == 0
+    target.unlink()  # where a kill -9 between the two steps leaves it
+    res = machine("global", "system")
+    assert res.rc == 0, res
+    assert (target / "lib64" / "keep").read_text() == "runfile install\n"
+    assert not (machine.root / "machine-before").exists()
+
+
+def test_rollback_after_a_hand_back_replaces_it_again_and_global_system_brings_it_back(machine):
+    s = machine.sysroot
+    target = s / "usr" / "local" / "cuda"
+    (target / "lib64").mkdir(parents=True)
+    (target / "lib64" / "keep").write_text("runfile install\n")
+    assert machine("global", "tf-2.13", "--force").rc == 0
+    assert machine("global", "system").rc == 0
+    assert not target.is_symlink()
+    res = machine("rollback")
+    assert res.rc == 0, res
+    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert "kind directory" in (machine.root / "machine-before").read_text()
+    assert machine("global", "system").rc == 0
+    assert (target / "lib64" / "keep").read_text() == "runfile install\n"
+
+
+@pytest.mark.parametrize("record", [
+    "kind directory\nmoved_to /opt/victim\n",                       # not a name cudaenv moves to
+    "kind directory\nmoved_to /usr/local/cuda.cudaenv-moved-../../opt/victim\n",
+    "kind other\ntarget /opt/victim\n",
+])
+def test_a_forged_record_is_never_acted_on(machine, record):
+    s = machine.sysroot
+    victim = s / "opt" / "victim"
+    victim.mkdir(parents=True)
+    (victim / "f").write_text("precious\n")
+    assert machine("global", "tf-2.13").rc == 0
+    (machine.root / "machine-before").write_text(record)
+    res = machine("global", "system", "--json")
+    assert res.rc == 0, res
+    assert res.json()["restored"] is None
+    assert (victim / "f").read_text() == "precious\n"
+    assert not (s / "usr" / "local" / "cuda").exists() and link(s) is None
+
+
 def test_failing_ldconfig_puts_everything_back(machine):
     s = machine.sysroot
     assert machine("global", "tf-2.13").rc == 0

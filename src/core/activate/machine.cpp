@@ -408,7 +408,22 @@ fs::path before_file(const store::Root& root) {
     return root.dir / "machine-before";
 }
 
-std::optional<Before> read_before(const store::Root& root) {
+/// "/usr/local/cuda.cudaenv-moved-" and 16 hex digits: the only name cudaenv moves a directory
+/// to, so a record naming anything else (written by hand, or by someone who can write the root)
+/// is never acted on.
+bool is_moved_name(const Machine& m, const std::string& inside) {
+    std::string prefix = m.inside(m.link()) + ".cudaenv-moved-";
+    return inside.size() == prefix.size() + 16 && inside.compare(0, prefix.size(), prefix) == 0 &&
+           inside.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
+}
+
+std::optional<Before> read_before(const store::Root& root, const Machine& m) {
+    struct stat st {};
+
+    if (::lstat(before_file(root).c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid()) {
+        return std::nullopt; // none, or not cudaenv's (a link, another owner's file)
+    }
     auto text = read_text_file(before_file(root));
     if (!text) {
         return std::nullopt;
@@ -433,10 +448,38 @@ std::optional<Before> read_before(const store::Root& root) {
             b.moved_to = value;
         }
     }
-    if (b.kind == "directory" ? b.moved_to.empty() : b.target.empty()) {
-        return std::nullopt;
+    bool ok = b.kind == "directory"
+                  ? is_moved_name(m, b.moved_to)
+                  : (b.kind == "foreign_link" || b.kind == "alternatives") && !b.target.empty();
+    return ok ? std::optional<Before>(b) : std::nullopt;
+}
+
+void forget_before(const store::Root& root) {
+    std::error_code ec;
+    fs::remove(before_file(root), ec);
+}
+
+/// Puts back what `before` describes at the link (now absent or cudaenv's): the directory moved
+/// aside, or the link. Returns what was put back ("" when the directory is no longer there).
+Result<std::string> hand_back(const Machine& m, const Before& before) {
+    if (before.kind == "directory") {
+        auto moved = m.sysroot / fs::path(before.moved_to).relative_path();
+
+        struct stat st {};
+
+        if (::lstat(moved.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+            return std::string(); // gone meanwhile: nothing to put back
+        }
+        ::unlink(m.link().c_str()); // cudaenv's link, if it is still there
+        if (::rename(moved.c_str(), m.link().c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot move '" + moved.string() + "' back to '" + m.link().string() +
+                             "': " + errno_text(errno));
+        }
+        return before.moved_to;
     }
-    return b;
+    CUDAENV_TRY(set_link(m, before.target)); // one rename over cudaenv's link: never missing
+    return before.target;
 }
 
 /// Records `prev` when it is something another tool made (cudaenv is about to replace it).
@@ -463,6 +506,10 @@ Error undo_switch(const store::Root& root, const Machine& m, store::State& state
         if (auto st = restore(m, *state.previous); !st) {
             return std::move(e).with_hint("putting the machine back failed too: " +
                                           st.error().message + "; cudaenv rollback tries again");
+        }
+        const auto& kind = state.previous->link_kind;
+        if (kind == "foreign_link" || kind == "alternatives" || kind == "directory") {
+            forget_before(root); // what another tool made is in place again
         }
     }
     state.pending.reset();
@@ -555,11 +602,16 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     if (cur.kind == LinkState::Kind::directory) {
         fs::path moved = m.link();
         moved += ".cudaenv-moved-" + random_hex();
-        if (::rename(m.link().c_str(), moved.c_str()) != 0) {
-            return Error(ErrorCode::filesystem,
-                         "cannot move '" + m.link().string() + "' aside: " + errno_text(errno));
-        }
         prev.moved_to = moved.string();
+    }
+    // What another tool made is recorded before anything moves: after a crash from here on the
+    // record says where it is, for `global system` and the package's purge.
+    CUDAENV_TRY(record_before(root, m, prev));
+    if (prev.moved_to && ::rename(m.link().c_str(), prev.moved_to->c_str()) != 0) {
+        int err = errno;
+        forget_before(root);
+        return Error(ErrorCode::filesystem,
+                     "cannot move '" + m.link().string() + "' aside: " + errno_text(err));
     }
     // The journal first: an interrupted switch is finished or rolled back from it.
     if (!state.pending) {
@@ -568,9 +620,6 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     state.pending = version;
     CUDAENV_TRY(store::save_state(root, state));
     auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
-    if (auto st = record_before(root, m, prev); !st) {
-        return undo(std::move(st).error());
-    }
     if (auto st = set_link(m, target); !st) {
         return undo(std::move(st).error());
     }
@@ -597,8 +646,10 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     auto plan = [&](const store::State& state, const LinkState& cur) {
         out.previous = state.global.value_or("system");
         std::error_code ec;
+        bool mine_or_absent =
+            cur.kind == LinkState::Kind::ours || cur.kind == LinkState::Kind::absent;
         return state.global || state.pending || cur.kind == LinkState::Kind::ours ||
-               fs::exists(m.conf(), ec);
+               fs::exists(m.conf(), ec) || (mine_or_absent && read_before(root, m));
     };
     if (o.dry_run) {
         auto state = CUDAENV_TRY(store::load_state(root));
@@ -620,27 +671,11 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     state.pending = "system";
     CUDAENV_TRY(store::save_state(root, state));
     auto undo = [&](Error e) { return undo_switch(root, m, state, std::move(e)); };
-    // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice);
-    // what cudaenv replaced (global --force) comes back.
-    auto before = cur.kind == LinkState::Kind::ours ? read_before(root) : std::nullopt;
-    if (cur.kind == LinkState::Kind::ours) {
+    // Only what is ours goes: a link another tool made stays (it was never cudaenv's choice).
+    bool mine_or_absent = cur.kind == LinkState::Kind::ours || cur.kind == LinkState::Kind::absent;
+    auto before = mine_or_absent ? read_before(root, m) : std::nullopt;
+    if (cur.kind == LinkState::Kind::ours && !before) {
         if (auto st = set_link(m, ""); !st) {
-            return undo(std::move(st).error());
-        }
-    }
-    if (before && before->kind == "directory") {
-        auto moved = m.sysroot / fs::path(before->moved_to).relative_path();
-
-        struct stat st {};
-
-        if (::lstat(moved.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-            ::rename(moved.c_str(), m.link().c_str()) != 0) {
-            return undo(Error(ErrorCode::filesystem,
-                              "cannot move '" + moved.string() + "' back to '" + m.link().string() +
-                                  "': " + errno_text(errno)));
-        }
-    } else if (before) {
-        if (auto st = set_link(m, before->target); !st) {
             return undo(std::move(st).error());
         }
     }
@@ -657,10 +692,20 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o) 
     state.global.reset();
     state.pending.reset();
     CUDAENV_TRY(store::save_state(root, state));
+    // Then what `global --force` replaced comes back in cudaenv's link's place (a crash before
+    // this leaves the record, and the next `global system` or the purge does it).
     if (before) {
-        std::error_code ec;
-        fs::remove(before_file(root), ec); // handed back: nothing left to restore
-        out.restored = before->kind == "directory" ? before->moved_to : before->target;
+        auto what = CUDAENV_TRY(hand_back(m, *before));
+        forget_before(root);
+        out.restored = what;
+        if (!what.empty()) {
+            auto again = run_ldconfig(m, {}); // NVIDIA's loader entries see it again
+            if (!again || again->status != 0) {
+                return Error(ErrorCode::filesystem,
+                             "ldconfig failed after putting back " + m.inside(m.link()) +
+                                 " as cudaenv found it");
+            }
+        }
     }
     return out;
 }
@@ -694,6 +739,24 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
     out.version = prev.global;
     out.changed = true;
     store::Snapshot now = snapshot(m, root, out.previous);
+    if (prev.link_kind == "ours" &&
+        (now.link_kind == "directory" || now.link_kind == "foreign_link" ||
+         now.link_kind == "alternatives")) {
+        // `global system` put back what another tool made: going back to cudaenv's version
+        // replaces it again, recorded as `global --force` records it.
+        if (now.link_kind == "directory") {
+            fs::path moved = m.link();
+            moved += ".cudaenv-moved-" + random_hex();
+            now.moved_to = moved.string();
+        }
+        CUDAENV_TRY(record_before(root, m, now));
+        if (now.moved_to && ::rename(m.link().c_str(), now.moved_to->c_str()) != 0) {
+            int err = errno;
+            forget_before(root);
+            return Error(ErrorCode::filesystem,
+                         "cannot move '" + m.link().string() + "' aside: " + errno_text(err));
+        }
+    }
     out.ldconfig_ran = true;
     if (auto st = restore(m, prev); !st) {
         // what could be put back is; the journal keeps `previous` so that a rerun tries again

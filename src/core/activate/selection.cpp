@@ -155,6 +155,9 @@ Result<std::string> match_installed(const store::Root& root,
     std::optional<std::string> best;
     std::tuple<bool, Version, Version> best_key;
     for (const auto& v : install::list_installed(root)) {
+        if (!v.shadowed_by.empty()) {
+            continue; // another root's copy of a name: the name means the winner
+        }
         auto vc = Version::try_parse(v.cuda);
         auto vd = Version::try_parse(v.cudnn);
         if (!vc || !cuda->is_prefix_of(*vc)) {

@@ -246,7 +246,11 @@ Result<RunfileHeader> parse_runfile_header(std::string_view head,
 struct PayloadChecksums::Hashing {
     explicit Hashing(const RunfileHeader& h) : header(h) {
         if (!header.part_md5.empty()) {
-            md5_state = std::make_unique<Md5>();
+            try {
+                md5_state = std::make_unique<Md5>();
+            } catch (const std::exception&) {
+                md5_unavailable = true; // OpenSSL in FIPS mode: the pinned sha256 and CRC remain
+            }
         }
         if (!header.part_sha256.empty()) {
             sha_state = std::make_unique<Sha256>();
@@ -333,6 +337,8 @@ struct PayloadChecksums::Hashing {
     static constexpr std::size_t k_max_queued = std::size_t{16} << 20;
 
     const RunfileHeader& header;
+    bool md5_unavailable = false;
+    std::string failed; ///< why hashing stopped (a thread or a copy that could not be made)
     std::size_t part = 0;
     std::uint64_t left = 0;                    ///< bytes of the current part still to come
     std::vector<std::string> md5, crc, sha256; ///< what the parts seen so far hash to
@@ -361,8 +367,15 @@ bool PayloadChecksums::any() const {
 }
 
 void PayloadChecksums::update(const void* data, std::size_t size) {
-    if (any() && size > 0) {
-        m_hashing->push(data, size);
+    auto& s = *m_hashing;
+    if (!any() || size == 0 || s.closed || !s.failed.empty()) {
+        return; // after verify(), or after a failure verify() reports
+    }
+    // called from libarchive's C read callback: nothing may escape
+    try {
+        s.push(data, size);
+    } catch (const std::exception& e) {
+        s.failed = e.what();
     }
 }
 
@@ -372,6 +385,10 @@ Status PayloadChecksums::verify(const std::string& where) {
     }
     auto& s = *m_hashing;
     s.close();
+    if (!s.failed.empty()) {
+        return Error(ErrorCode::filesystem,
+                     where + ": its payload's checksums could not be computed: " + s.failed);
+    }
     // an empty last part is complete without a byte
     while (s.part < s.header.filesizes.size() && s.left == 0) {
         s.finish_part();
@@ -382,7 +399,7 @@ Status PayloadChecksums::verify(const std::string& where) {
     }
     const std::pair<const char*,
                     std::pair<const std::vector<std::string>*, const std::vector<std::string>*>>
-        checks[] = {{"MD5", {&s.header.part_md5, &s.md5}},
+        checks[] = {{"MD5", {s.md5_unavailable ? &s.md5 : &s.header.part_md5, &s.md5}},
                     {"CRCsum", {&s.header.part_crc, &s.crc}},
                     {"SHA", {&s.header.part_sha256, &s.sha256}}};
     for (const auto& [field, lists] : checks) {

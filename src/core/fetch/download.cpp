@@ -451,14 +451,25 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         }
         outcome.resumed_from = base;
 
+        // O_NONBLOCK: a FIFO planted here must not hang the open; only a plain file of its own
+        // (not a hard link to another) is appended to
         int fd = ::openat(partial.dir,
                           partial.name.c_str(),
-                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
                           0644);
         if (fd < 0) {
             return Error(ErrorCode::filesystem,
                          "cannot write '" + partial.shown.string() + "': " + errno_text(errno));
         }
+        if (struct stat pst{};
+            ::fstat(fd, &pst) != 0 || !S_ISREG(pst.st_mode) || pst.st_nlink != 1) {
+            ::close(fd);
+            return Error(ErrorCode::unsafe_archive,
+                         "refusing to write '" + partial.shown.string() +
+                             "': not a plain file cudaenv made (a FIFO, a device or a hard link)")
+                .with_hint("remove it: cudaenv makes this file itself");
+        }
+        ::fcntl(fd, F_SETFL, O_APPEND); // back to blocking writes (the access mode stays)
         CurlHandle curl;
         CurlList headers;
         char errbuf[CURL_ERROR_SIZE] = {0};
