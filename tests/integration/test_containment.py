@@ -2,6 +2,7 @@
 writes -- in a mirror (its top folder, a subfolder, its work folder, a file, its record), in a
 module tree, in a root's own folders (the download cache, gc's trash) -- is never followed: the
 command refuses it (exit 5, one line) or replaces the link itself, and nothing is written outside."""
+import json
 import os
 from pathlib import Path
 
@@ -106,3 +107,17 @@ def test_a_root_with_a_planted_folder_link_is_refused(inst, outside, folder, com
     assert_one_line_error(res, 5)
     assert f"'{inst.root / folder}' is a link (to '{outside}') that cudaenv did not make" in res.err
     assert everything_under(outside) == ["theirs"]
+
+
+def test_a_partial_download_hard_linked_to_another_file_is_never_appended_to(inst, outside):
+    """A hard link planted as a download's partial file (resuming would append NVIDIA's bytes to
+    the file it shares an inode with): refused, exit 5, that file unchanged."""
+    doc = json.loads((inst.fixture / "manifests" / "cuda" / "11.8.0.json").read_text())
+    sha = doc["components"]["cuda_cudart"]["platforms"]["linux-x86_64"]["sha256"]
+    downloads = inst.root / "cache" / "downloads"
+    downloads.mkdir(parents=True)
+    os.link(outside / "theirs", downloads / f"{sha}.partial")
+    res = inst("install", "11.8")
+    assert_one_line_error(res, 5)
+    assert "not a plain file cudaenv made" in res.err, res.err
+    assert (outside / "theirs").read_text() == "theirs\n"
