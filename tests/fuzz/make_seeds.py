@@ -80,9 +80,11 @@ def selection():
         put("selection", name, text)
 
 
-def tar(entries):
+def tar(entries, fmt=tarfile.GNU_FORMAT):
+    """A tar of (name, kind, data); USTAR_FORMAT puts 'ustar' at byte 257, what a runfile header's
+    payload check takes as a plain tar."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
         for name, kind, data in entries:
             info = tarfile.TarInfo(name)
             if kind == "dir":
@@ -126,25 +128,6 @@ def archives():
     ]))
 
 
-def ustar(entries):
-    """tar() in the POSIX ustar format ('ustar' at byte 257: what a runfile header's payload check
-    takes as a plain tar)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
-        for name, kind, data in entries:
-            info = tarfile.TarInfo(name)
-            if kind == "dir":
-                info.type, info.mode = tarfile.DIRTYPE, 0o755
-                t.addfile(info)
-            elif kind == "link":
-                info.type, info.linkname = tarfile.SYMTYPE, data
-                t.addfile(info)
-            else:
-                info.size, info.mode = len(data), 0o644
-                t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def makeself(payload, md5=None):
     """A makeself 2.4-style header (skip="N") in front of `payload`, MD5 declared when given."""
     lines = ["#!/bin/sh", "# This script was generated using Makeself 2.4.5", 'label="inner"',
@@ -172,11 +155,11 @@ def selected():
 
 def nested():
     import hashlib
-    inner_payload = ustar([
+    inner_payload = tar([
         ("bin", "dir", None), ("bin/nvcc", "file", b"#!/bin/sh\n"),
         ("targets/x86_64-linux/lib/libcudart.so.10.0.130", "file", b"\x7fELF" + bytes(60)),
         ("targets/x86_64-linux/lib/libcudart.so.10.0", "link", "libcudart.so.10.0.130"),
-    ])
+    ], tarfile.USTAR_FORMAT)
     inner = makeself(inner_payload, hashlib.md5(inner_payload).hexdigest())
     put("nested", "cuda10-nested-installer", tar([
         ("run_files", "dir", None),

@@ -193,13 +193,18 @@ def hostile(run, tmp_path, members=None, lie=None, truncate=None, checksums="fre
     if truncate:
         with open(out, "r+b") as f:
             f.truncate(out.stat().st_size - truncate)
-    man = tmp_path / "manifests"
-    shutil.copytree(run.legacy / "manifests", man)
-    doc = json.loads((man / "cuda" / "11.0.3.json").read_text())
-    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
-    (man / "cuda" / "11.0.3.json").write_text(json.dumps(doc))
-    run.env["CUDAENV_MANIFESTS"] = str(man)
+    shutil.copytree(run.legacy / "manifests", tmp_path / "manifests")
+    repin(tmp_path, out)
+    run.env["CUDAENV_MANIFESTS"] = str(tmp_path / "manifests")
     return out
+
+
+def repin(tmp_path, runfile):
+    """The copied manifests pin `runfile`'s sha256 (after hostile() or an edit of its bytes)."""
+    path = tmp_path / "manifests" / "cuda" / "11.0.3.json"
+    doc = json.loads(path.read_text())
+    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(runfile)
+    path.write_text(json.dumps(doc))
 
 
 def lm_members_ok():
@@ -249,10 +254,7 @@ def test_a_payload_that_does_not_match_its_makeself_checksums_is_refused(run, tm
         at = data.index(b'CRCsum="') + len(b'CRCsum="')
         data = data[:at] + b"1" + data[at + 1:]
         out.write_bytes(data)
-        doc_path = tmp_path / "manifests" / "cuda" / "11.0.3.json"
-        doc = json.loads(doc_path.read_text())
-        doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
-        doc_path.write_text(json.dumps(doc))
+        repin(tmp_path, out)
     res = run("install", "11.0")
     assert_one_line_error(res, 4)
     assert f"does not match the {field} its header declares" in res.err, res.err
@@ -271,10 +273,7 @@ def test_a_payload_whose_header_declares_no_checksums_installs(run, tmp_path):
         assert width is None or end - at == width
         data = data[:at] + b"0" * (end - at) + data[end:]
     out.write_bytes(data)
-    doc_path = tmp_path / "manifests" / "cuda" / "11.0.3.json"
-    doc = json.loads(doc_path.read_text())
-    doc["runfiles"]["linux-x86_64"]["sha256"] = lm.fm.sha256(out)
-    doc_path.write_text(json.dumps(doc))
+    repin(tmp_path, out)
     res = run("install", "11.0")
     assert res.rc == 0, res
 

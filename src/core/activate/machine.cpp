@@ -499,6 +499,25 @@ Status record_before(const store::Root& root, const Machine& m, const store::Sna
     return write_file_atomic(before_file(root), text, 0644);
 }
 
+/// Takes the link over from what another tool made (`prev` describes it): a directory gets its
+/// aside name in `prev.moved_to`; the record is written before anything moves, so that after a
+/// crash from here on it says where it is, for `global system` and the package's purge.
+Status take_over(const store::Root& root, const Machine& m, store::Snapshot& prev) {
+    if (prev.link_kind == "directory") {
+        fs::path moved = m.link();
+        moved += ".cudaenv-moved-" + random_hex();
+        prev.moved_to = moved.string();
+    }
+    CUDAENV_TRY(record_before(root, m, prev));
+    if (prev.moved_to && ::rename(m.link().c_str(), prev.moved_to->c_str()) != 0) {
+        int err = errno;
+        forget_before(root);
+        return Error(ErrorCode::filesystem,
+                     "cannot move '" + m.link().string() + "' aside: " + errno_text(err));
+    }
+    return Ok{};
+}
+
 /// A switch (or unset) failed after the journal recorded it: puts link and conf back as the
 /// journal's `previous` says, clears `pending`, and returns `e` with what else went wrong.
 Error undo_switch(const store::Root& root, const Machine& m, store::State& state, Error e) {
@@ -599,20 +618,7 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
         return out;
     }
     store::Snapshot prev = snapshot(m, root, out.previous);
-    if (cur.kind == LinkState::Kind::directory) {
-        fs::path moved = m.link();
-        moved += ".cudaenv-moved-" + random_hex();
-        prev.moved_to = moved.string();
-    }
-    // What another tool made is recorded before anything moves: after a crash from here on the
-    // record says where it is, for `global system` and the package's purge.
-    CUDAENV_TRY(record_before(root, m, prev));
-    if (prev.moved_to && ::rename(m.link().c_str(), prev.moved_to->c_str()) != 0) {
-        int err = errno;
-        forget_before(root);
-        return Error(ErrorCode::filesystem,
-                     "cannot move '" + m.link().string() + "' aside: " + errno_text(err));
-    }
+    CUDAENV_TRY(take_over(root, m, prev)); // nothing to do unless another tool's is there
     // The journal first: an interrupted switch is finished or rolled back from it.
     if (!state.pending) {
         state.previous = prev;
@@ -744,18 +750,7 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
          now.link_kind == "alternatives")) {
         // `global system` put back what another tool made: going back to cudaenv's version
         // replaces it again, recorded as `global --force` records it.
-        if (now.link_kind == "directory") {
-            fs::path moved = m.link();
-            moved += ".cudaenv-moved-" + random_hex();
-            now.moved_to = moved.string();
-        }
-        CUDAENV_TRY(record_before(root, m, now));
-        if (now.moved_to && ::rename(m.link().c_str(), now.moved_to->c_str()) != 0) {
-            int err = errno;
-            forget_before(root);
-            return Error(ErrorCode::filesystem,
-                         "cannot move '" + m.link().string() + "' aside: " + errno_text(err));
-        }
+        CUDAENV_TRY(take_over(root, m, now));
     }
     out.ldconfig_ran = true;
     if (auto st = restore(m, prev); !st) {
