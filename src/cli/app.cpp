@@ -1,11 +1,13 @@
 #include "app.hpp"
 
 #include "commands/registry.hpp"
+#include "core/channel/sets.hpp"
 #include "core/suggest.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <ostream>
 
@@ -20,7 +22,23 @@ namespace {
 std::string version_text(Context& ctx) {
     std::string text = "cudaenv " CUDAENV_VERSION_STRING "\ncommit: ";
     text += k_build_commit;
-    text += "\nmanifests: " + ctx.manifests_path().string();
+    const auto& in_use = ctx.manifests_in_use();
+    text += "\nmanifests: " + in_use.dir.string();
+    text += "\nmanifests serial: " + std::to_string(in_use.release.serial) + " (" +
+            in_use.origin_text();
+    if (!in_use.release.created.empty()) {
+        text += ", made " + in_use.release.created.substr(0, 10);
+    }
+    if (!in_use.release.expires.empty()) {
+        text += ", expires " + in_use.release.expires.substr(0, 10);
+    }
+    text += ")";
+    for (const auto& w : channel::staleness(in_use, std::time(nullptr))) {
+        text += "\nwarning: " + w;
+    }
+    for (const auto& w : in_use.warnings) {
+        text += "\nwarning: " + w;
+    }
     auto cat = ctx.catalog();
     if (!cat) {
         return text + " (cannot be read: " + cat.error().message + ")";

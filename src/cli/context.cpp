@@ -54,13 +54,7 @@ std::optional<std::string> Context::getenv(const std::string& name) const {
     return it->second;
 }
 
-std::filesystem::path Context::manifests_path() const {
-    if (!manifests_dir.empty()) {
-        return manifests_dir;
-    }
-    if (auto e = getenv("CUDAENV_MANIFESTS"); e && !e->empty()) {
-        return *e;
-    }
+std::filesystem::path Context::manifests_floor() const {
     if (system.manifests) {
         return under_sysroot(sysroot(), *system.manifests);
     }
@@ -70,6 +64,42 @@ std::filesystem::path Context::manifests_path() const {
         return installed;
     }
     return CUDAENV_SOURCE_MANIFESTS;
+}
+
+const channel::ManifestsInUse& Context::manifests_in_use() const {
+    if (m_manifests) {
+        return *m_manifests;
+    }
+    if (!manifests_dir.empty()) {
+        m_manifests = channel::given_manifests(manifests_dir);
+    } else if (auto e = getenv("CUDAENV_MANIFESTS"); e && !e->empty()) {
+        m_manifests = channel::given_manifests(*e);
+    } else {
+        auto r = root();
+        std::vector<std::filesystem::path> roots{r.dir};
+        roots.insert(roots.end(), r.upstreams.begin(), r.upstreams.end());
+        m_manifests = channel::choose_manifests(manifests_floor(), roots);
+    }
+    return *m_manifests;
+}
+
+std::string Context::channel_url() const {
+    std::string url = channel;
+    if (url.empty()) {
+        url = getenv("CUDAENV_CHANNEL").value_or("");
+    }
+    if (url.empty()) {
+        url = system.channel.value_or("");
+    }
+    if (url.empty()) {
+        std::string base = base_url();
+        url = base == manifest::k_nvidia_base ? std::string(channel::k_default_channel)
+                                              : base + "/" + channel::k_mirror_channel_dir;
+    }
+    while (!url.empty() && url.back() == '/') {
+        url.pop_back();
+    }
+    return url;
 }
 
 std::filesystem::path Context::shim_exe() const {
@@ -88,6 +118,7 @@ std::filesystem::path Context::shim_exe() const {
 Status Context::load_config() {
     system = CUDAENV_TRY(load_system_config(sysroot()));
     m_root.reset(); // the config may name another machine-wide root
+    m_manifests.reset();
     return Ok{};
 }
 

@@ -2,6 +2,7 @@
 // the output streams. Nothing below cli/ reads getenv or writes to stdout.
 #pragma once
 
+#include "core/channel/sets.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/fetch/download.hpp"
@@ -32,6 +33,7 @@ struct Context {
     bool no_color = false;
     std::string manifests_dir; ///< --manifests; empty: CUDAENV_MANIFESTS, then built-in
     std::string mirror;        ///< --mirror; empty: CUDAENV_MIRROR, then NVIDIA's host
+    std::string channel;       ///< a command's --channel; empty: see channel_url()
 
     /// `exec`'s command line, taken verbatim from argv before CLI11 parses the rest: every
     /// argument after the tool's name belongs to the tool (`--`, `--version`, `-h` included).
@@ -47,10 +49,20 @@ struct Context {
     /// A numeric variable's value (in its unit; thousandths where it takes decimals), if set.
     std::optional<std::uint64_t> env_number_value(std::string_view name) const;
 
-    /// --manifests, else CUDAENV_MANIFESTS, else the config's `manifests`, else the built-in
-    /// manifests next to the binary
+    /// The manifests in use (channel/sets.hpp): --manifests, else CUDAENV_MANIFESTS, exactly;
+    /// otherwise the newest of the floor (manifests_floor()) and the sets `cudaenv update`
+    /// installed in this root and the machine-wide root. Computed once.
+    const channel::ManifestsInUse& manifests_in_use() const;
+
+    std::filesystem::path manifests_path() const { return manifests_in_use().dir; }
+
+    /// The config's `manifests`, else the built-in manifests next to the binary
     /// (<prefix>/share/cudaenv/manifests), else the source tree's (a build-tree binary).
-    std::filesystem::path manifests_path() const;
+    std::filesystem::path manifests_floor() const;
+    /// The update channel: `channel` (update --channel, a mirror --channel), else
+    /// CUDAENV_CHANNEL, else the config's `channel`, else the mirror's copy
+    /// (<mirror>/cudaenv-channel) when a mirror is configured, else the default channel.
+    std::string channel_url() const;
 
     /// The small shim executable (cudaenv-shim): where `cmake --install` puts it
     /// (<prefix>/libexec/cudaenv/), else next to this one (a build tree), else this one.
@@ -104,6 +116,7 @@ struct Context {
     /// root(), worked out once per process (the shims and the prompt hook call it on every run).
     mutable std::optional<store::Root> m_root;
     std::optional<manifest::Catalog> m_catalog;
+    mutable std::optional<channel::ManifestsInUse> m_manifests;
     std::optional<manifest::Catalog> m_frameworks;
 };
 

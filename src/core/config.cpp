@@ -75,13 +75,13 @@ Result<SystemConfig> parse_system_config(std::string_view text, const fs::path& 
                 return bad("'" + key + "' must be an absolute path, got '" + value + "'");
             }
             (key == "root" ? cfg.root : cfg.manifests) = value;
-        } else if (key == "mirror") {
+        } else if (key == "mirror" || key == "channel") {
             if (value.rfind("https://", 0) != 0 && value.rfind("http://", 0) != 0) {
-                return bad("'mirror' must be an http:// or https:// URL, got '" + value + "'");
+                return bad("'" + key + "' must be an http:// or https:// URL, got '" + value + "'");
             }
-            cfg.mirror = value;
+            (key == "mirror" ? cfg.mirror : cfg.channel) = value;
         } else {
-            return bad("unknown setting '" + key + "' (known: root, mirror, manifests)");
+            return bad("unknown setting '" + key + "' (known: root, mirror, channel, manifests)");
         }
     }
     return cfg;

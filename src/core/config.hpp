@@ -5,7 +5,8 @@
 //
 //   root = /opt/cudaenv                  # the machine-wide root (default /opt/cudaenv)
 //   mirror = http://mirror.example/cuda  # instead of NVIDIA's host
-//   manifests = /srv/cudaenv/manifests   # instead of the built-in manifests
+//   channel = https://channel.example/stable  # where `cudaenv update` fetches manifests bundles
+//   manifests = /srv/cudaenv/manifests   # instead of the built-in manifests (the floor)
 #pragma once
 
 #include "error.hpp"
@@ -25,6 +26,7 @@ struct SystemConfig {
     bool present = false;
     std::optional<std::string> root;      ///< absolute, as the machine sees it
     std::optional<std::string> mirror;    ///< http(s) URL
+    std::optional<std::string> channel;   ///< http(s) URL of the update channel's folder
     std::optional<std::string> manifests; ///< absolute, as the machine sees it
 };
 

@@ -19,7 +19,10 @@ struct GenerateOptions {
 };
 
 int run_generate(const GenerateOptions& o, Context& ctx) {
-    std::string out = o.out.empty() ? ctx.manifests_path().string() : o.out;
+    std::string out = !o.out.empty()                    ? o.out
+                      : !ctx.manifests_dir.empty()      ? ctx.manifests_dir
+                      : ctx.getenv("CUDAENV_MANIFESTS") ? *ctx.getenv("CUDAENV_MANIFESTS")
+                                                        : ctx.manifests_floor().string();
     auto report = manifest::generate_manifests(o.reference, out);
     if (!report) {
         return report_error(ctx, report.error(), "__generate-manifests");

@@ -4,6 +4,8 @@
 #include "../context.hpp"
 #include "../fetch_resolve.hpp"
 #include "../spec_options.hpp"
+#include "core/channel/keys.hpp"
+#include "core/channel/update.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/sys/dynlib.hpp"
 #include "registry.hpp"
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <mutex>
 #include <ostream>
 #include <set>
@@ -54,6 +57,41 @@ void files_of(const Resolution& res,
     for (const auto& a : res.archives) {
         add(a.artifact, a.component + " " + a.version.str());
     }
+}
+
+struct Carried {
+    std::optional<mirror::File> file;
+    std::string note; ///< why none is carried
+};
+
+/// The update channel's bundle of the manifests in use, which the mirror carries at
+/// cudaenv-channel/manifests.bundle so hosts can `cudaenv update` from it with no route to the
+/// channel (docs/channel.md). Verified again before it is carried; none when the manifests in
+/// use are the shipped ones or a given directory.
+Result<Carried> channel_file(Context& ctx) {
+    const auto& in_use = ctx.manifests_in_use();
+    if (in_use.origin != channel::ManifestsInUse::Origin::channel) {
+        return Carried{std::nullopt,
+                       "no update channel bundle carried: the manifests in use are the " +
+                           std::string(in_use.origin_text()) +
+                           " ones (`cudaenv update` first to carry the channel's)"};
+    }
+    auto path = in_use.dir / channel::k_bundle_file;
+    channel::Trust trust;
+    trust.keys = CUDAENV_TRY(channel::trusted_keys(ctx.sysroot()));
+    trust.now = std::time(nullptr);
+    trust.cudaenv_version = CUDAENV_VERSION_STRING;
+    auto bundle = channel::verify_bundle_file(path, trust);
+    if (!bundle) {
+        return Carried{std::nullopt, "no update channel bundle carried: " + bundle.error().message};
+    }
+    auto hash = CUDAENV_TRY(fetch::hash_file(path));
+    mirror::File f{std::string(channel::k_mirror_channel_dir) + "/" + channel::k_bundle_file,
+                   hash.sha256,
+                   hash.size,
+                   "the manifests bundle, serial " + std::to_string(bundle->info.serial),
+                   path};
+    return Carried{f, ""};
 }
 
 int run_verify(const MirrorCli& o, Context& ctx) {
@@ -168,6 +206,13 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
             keep.push_back(std::make_unique<ResolvedSpec>(std::move(*r)));
         }
     }
+    auto carried = channel_file(ctx);
+    if (!carried) {
+        return report_error(ctx, carried.error(), "mirror");
+    }
+    if (carried->file) {
+        files.push_back(*carried->file);
+    }
     mirror::Options mo;
     mo.base_url = ctx.base_url();
     mo.policy = ctx.download_policy();
@@ -199,16 +244,21 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
                        {"downloaded_bytes", fo.bytes}});
     }
     if (ctx.json) {
-        emit_json(ctx,
-                  {{"command", "mirror"},
-                   {"ok", true},
-                   {"changed", out->changed},
-                   {"dry_run", o.dry_run},
-                   {"to", o.to},
-                   {"downloaded_bytes", out->downloaded_bytes},
-                   {"files", arr},
-                   {"not_mirrored", elsewhere}});
+        emit_json(
+            ctx,
+            {{"command", "mirror"},
+             {"ok", true},
+             {"changed", out->changed},
+             {"dry_run", o.dry_run},
+             {"to", o.to},
+             {"downloaded_bytes", out->downloaded_bytes},
+             {"files", arr},
+             {"not_mirrored", elsewhere},
+             {"channel", carried->file ? nlohmann::json(carried->file->path) : nlohmann::json()}});
         return 0;
+    }
+    if (!carried->note.empty()) {
+        *ctx.err << "cudaenv: note: " << carried->note << "\n";
     }
     for (const auto& url : elsewhere) {
         *ctx.err << "cudaenv: warning: not mirrored (the manifests give it on another host): "

@@ -36,6 +36,8 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_gc(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_update(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_use(CLI::App& app, const CommandSpec& spec, Context& ctx);

@@ -921,14 +921,22 @@ std::vector<std::filesystem::path> json_files(const std::filesystem::path& dir) 
 }
 
 template <typename T, typename F>
-Status load_releases(const std::filesystem::path& dir, std::vector<T>& out, F parse) {
-    for (const auto& file : json_files(dir)) {
-        auto doc = CUDAENV_TRY(load_json_file(file));
-        auto rel = CUDAENV_TRY(parse(doc, file.string()));
-        if (rel.version.str() != file.stem().string()) {
+Status parse_releases(const ManifestFiles& files,
+                      const std::string& shown,
+                      std::string_view sub,
+                      std::vector<T>& out,
+                      F parse) {
+    std::string prefix = std::string(sub) + "/";
+    for (auto it = files.lower_bound(prefix); it != files.end() && it->first.rfind(prefix, 0) == 0;
+         ++it) {
+        std::string file = shown + "/" + it->first;
+        auto doc = CUDAENV_TRY(parse_json_text(it->second, file));
+        auto rel = CUDAENV_TRY(parse(doc, file));
+        std::string stem = it->first.substr(prefix.size(), it->first.size() - prefix.size() - 5);
+        if (rel.version.str() != stem) {
             return Error(ErrorCode::integrity,
-                         "manifest '" + file.string() + "': holds version '" + rel.version.str() +
-                             "' but is named '" + file.filename().string() + "'");
+                         "manifest '" + file + "': holds version '" + rel.version.str() +
+                             "' but is named '" + stem + ".json'");
         }
         out.push_back(std::move(rel));
     }
@@ -936,7 +944,57 @@ Status load_releases(const std::filesystem::path& dir, std::vector<T>& out, F pa
     return Ok{};
 }
 
+bool name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '+' || c == '-';
+}
+
 } // namespace
+
+bool is_manifest_file_name(std::string_view rel) {
+    auto slash = rel.find('/');
+    std::string_view name = rel;
+    if (slash != std::string_view::npos) {
+        std::string_view dir = rel.substr(0, slash);
+        if (dir != "cuda" && dir != "cudnn" && dir != "frameworks") {
+            return false;
+        }
+        name = rel.substr(slash + 1);
+    }
+    if (name.size() < 6 || name.size() > 128 || name.front() == '.' ||
+        name.substr(name.size() - 5) != ".json" || name == "release.json") {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(), name_char);
+}
+
+Result<ManifestFiles> read_manifest_dir(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    ManifestFiles out;
+    for (const char* sub : {"", "cuda", "cudnn", "frameworks"}) {
+        fs::path d = *sub ? dir / sub : dir;
+        std::error_code ec;
+        if (!fs::is_directory(d, ec)) {
+            continue;
+        }
+        for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+            std::string rel = *sub ? std::string(sub) + "/" + it->path().filename().string()
+                                   : it->path().filename().string();
+            if (!is_manifest_file_name(rel) || !it->is_regular_file(ec)) {
+                continue;
+            }
+            auto text = read_text_file(it->path());
+            if (!text) {
+                return Error(ErrorCode::integrity, std::move(text).error().message);
+            }
+            out.emplace(rel, std::move(*text));
+        }
+        if (ec) {
+            return Error(ErrorCode::integrity, "cannot list '" + d.string() + "': " + ec.message());
+        }
+    }
+    return out;
+}
 
 Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir) {
     std::vector<Framework> out;
@@ -947,45 +1005,52 @@ Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir)
     return out;
 }
 
+Result<Catalog> parse_catalog(const ManifestFiles& files, const std::string& shown) {
+    Catalog c;
+    CUDAENV_TRY(parse_releases(files, shown, "cuda", c.cuda, parse_cuda_release));
+    CUDAENV_TRY(parse_releases(files, shown, "cudnn", c.cudnn, parse_cudnn_release));
+    for (auto it = files.lower_bound("frameworks/");
+         it != files.end() && it->first.rfind("frameworks/", 0) == 0;
+         ++it) {
+        std::string file = shown + "/" + it->first;
+        auto doc = CUDAENV_TRY(parse_json_text(it->second, file));
+        c.frameworks.push_back(CUDAENV_TRY(parse_framework(doc, file)));
+    }
+    if (c.cuda.empty()) {
+        return Error(ErrorCode::integrity,
+                     "manifest directory '" + shown + "' has no CUDA releases (cuda/*.json)");
+    }
+    auto top = [&](const char* name, bool needed) -> Result<std::optional<json>> {
+        auto it = files.find(name);
+        if (it == files.end()) {
+            if (needed) {
+                return Error(ErrorCode::integrity,
+                             "manifest '" + shown + "/" + name + "': missing");
+            }
+            return std::optional<json>();
+        }
+        return std::optional<json>(CUDAENV_TRY(parse_json_text(it->second, shown + "/" + name)));
+    };
+    if (auto doc = CUDAENV_TRY(top("indexes.json", false))) {
+        c.pinned_indexes = CUDAENV_TRY(parse_indexes(*doc, shown + "/indexes.json"));
+    }
+    if (auto doc = CUDAENV_TRY(top("gpus.json", false))) {
+        c.gpus = CUDAENV_TRY(parse_gpus(*doc, shown + "/gpus.json"));
+    }
+    auto profiles = CUDAENV_TRY(top("profiles.json", true));
+    c.profiles = CUDAENV_TRY(parse_profiles(*profiles, shown + "/profiles.json"));
+    auto rules = CUDAENV_TRY(top("rules.json", true));
+    c.rules = CUDAENV_TRY(parse_rules(*rules, shown + "/rules.json"));
+    return c;
+}
+
 Result<Catalog> load_catalog(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
         return Error(ErrorCode::integrity, "manifest directory '" + dir.string() + "' not found")
             .with_hint("set CUDAENV_MANIFESTS or --manifests to a directory of cudaenv manifests");
     }
-    Catalog c;
-    CUDAENV_TRY(load_releases(dir / "cuda", c.cuda, parse_cuda_release));
-    CUDAENV_TRY(load_releases(dir / "cudnn", c.cudnn, parse_cudnn_release));
-    for (const auto& file : json_files(dir / "frameworks")) {
-        auto doc = CUDAENV_TRY(load_json_file(file));
-        c.frameworks.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));
-    }
-    if (c.cuda.empty()) {
-        return Error(ErrorCode::integrity,
-                     "manifest directory '" + dir.string() +
-                         "' has no CUDA releases (cuda/*.json)");
-    }
-    auto indexes = dir / "indexes.json";
-    if (std::filesystem::exists(indexes, ec)) {
-        auto doc = CUDAENV_TRY(load_json_file(indexes));
-        c.pinned_indexes = CUDAENV_TRY(parse_indexes(doc, indexes.string()));
-    }
-    auto gpus = dir / "gpus.json";
-    if (std::filesystem::exists(gpus, ec)) {
-        auto doc = CUDAENV_TRY(load_json_file(gpus));
-        c.gpus = CUDAENV_TRY(parse_gpus(doc, gpus.string()));
-    }
-    auto profiles = dir / "profiles.json";
-    {
-        auto doc = CUDAENV_TRY(load_json_file(profiles));
-        c.profiles = CUDAENV_TRY(parse_profiles(doc, profiles.string()));
-    }
-    auto rules = dir / "rules.json";
-    {
-        auto doc = CUDAENV_TRY(load_json_file(rules));
-        c.rules = CUDAENV_TRY(parse_rules(doc, rules.string()));
-    }
-    return c;
+    return parse_catalog(CUDAENV_TRY(read_manifest_dir(dir)), dir.string());
 }
 
 } // namespace cudaenv::manifest

@@ -12,9 +12,26 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace cudaenv::manifest {
+
+/// A manifests set as files: relative path ("cuda/11.8.0.json", "profiles.json") -> text.
+using ManifestFiles = std::map<std::string, std::string>;
+
+/// True for a manifest file's place in a set: "<name>.json" at the top or in cuda/, cudnn/ or
+/// frameworks/, the name of letters, digits and "._+-" (not starting with '.'), not
+/// release.json (the set's own header, not a manifest).
+bool is_manifest_file_name(std::string_view rel);
+
+/// The manifest files of a directory (is_manifest_file_name; others are not read).
+Result<ManifestFiles> read_manifest_dir(const std::filesystem::path& dir);
+
+/// One validated Catalog from a set's files; `shown` (a directory, a URL) prefixes their names
+/// in errors. Needs profiles.json, rules.json and at least one cuda/*.json.
+Result<Catalog> parse_catalog(const ManifestFiles& files, const std::string& shown);
 
 /// Loads every manifest under `dir` (cuda/, cudnn/, frameworks/, gpus.json, profiles.json,
 /// rules.json) into one validated Catalog.

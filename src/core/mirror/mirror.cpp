@@ -2,6 +2,7 @@
 
 #include "../fs.hpp"
 #include "../manifest/codec.hpp"
+#include "../sha256.hpp"
 #include "../store/lock.hpp"
 #include "../store/root.hpp"
 
@@ -168,6 +169,18 @@ Status parallel(std::size_t n, unsigned jobs, const std::function<Status(std::si
 
 } // namespace
 
+/// A local file (File::local) into the partial folder under its sha256, checked as a download.
+Status copy_local(const File& f, int partial_dir, const fs::path& partial) {
+    auto text = CUDAENV_TRY(read_text_file(f.local));
+    Sha256 h;
+    h.update(text);
+    if (h.hex_digest() != f.sha256 || (f.size && *f.size != text.size())) {
+        return Error(ErrorCode::integrity,
+                     "'" + f.local.string() + "' changed while it was being mirrored");
+    }
+    return write_file_atomic_at(partial_dir, partial, f.sha256, text, 0644);
+}
+
 Result<Outcome> mirror(const fs::path& dir,
                        const std::vector<File>& files,
                        const Options& o,
@@ -231,21 +244,26 @@ Result<Outcome> mirror(const fs::path& dir,
         fs::path rel(f.path);
         auto folder = CUDAENV_TRY(base.dir(rel.parent_path(), true));
         emit({Event::Kind::downloading, &f, 0, f.size});
-        fetch::Request req;
-        req.url = CUDAENV_TRY(manifest::join_url(o.base_url, f.path, f.what));
-        req.dir = partial_dir.get();
-        req.dest = partial / f.sha256;
-        req.sha256 = f.sha256;
-        req.size = f.size;
-        req.cancel = &cancel;
-        auto got = fetch::download(req, o.policy, [&](std::uint64_t done, auto total) {
-            emit({Event::Kind::progress, &f, done, total});
-        });
-        if (!got) {
-            cancel = true;
-            return std::move(got).error().with_context(f.what);
+        if (!f.local.empty()) {
+            CUDAENV_TRY(copy_local(f, partial_dir.get(), partial));
+            fo.bytes = f.size.value_or(0);
+        } else {
+            fetch::Request req;
+            req.url = CUDAENV_TRY(manifest::join_url(o.base_url, f.path, f.what));
+            req.dir = partial_dir.get();
+            req.dest = partial / f.sha256;
+            req.sha256 = f.sha256;
+            req.size = f.size;
+            req.cancel = &cancel;
+            auto got = fetch::download(req, o.policy, [&](std::uint64_t done, auto total) {
+                emit({Event::Kind::progress, &f, done, total});
+            });
+            if (!got) {
+                cancel = true;
+                return std::move(got).error().with_context(f.what);
+            }
+            fo.bytes = got->bytes;
         }
-        fo.bytes = got->bytes;
         Fd file(::openat(partial_dir.get(), f.sha256.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         if (file.valid()) {
             ::fchmod(file.get(), 0644); // served to everyone
@@ -258,7 +276,7 @@ Result<Outcome> mirror(const fs::path& dir,
         }
         ::fsync(folder.get());
         fo.downloaded = true;
-        emit({Event::Kind::done, &f, got->bytes, f.size});
+        emit({Event::Kind::done, &f, fo.bytes, f.size});
         return Ok{};
     });
     // what did land is recorded even when another file failed, so --verify knows it

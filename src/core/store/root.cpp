@@ -98,7 +98,7 @@ Status Root::prepare() const {
     // keep their mode. The root itself may be a link (the user's choice), the folders cudaenv
     // makes in it never are: a planted one would send installs, downloads and gc elsewhere.
     for (const auto& d :
-         {dir, dir / "cache", downloads(), store(), versions(), staging(), trash()}) {
+         {dir, dir / "cache", downloads(), store(), versions(), staging(), trash(), manifests()}) {
         struct stat st {};
 
         if (d != dir && ::lstat(d.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {

@@ -8,6 +8,8 @@
 //                              entries by hard links, cuDNN flattened into lib64/, with
 //                              .cudaenv-version.json
 //   .staging/, .trash/         private work areas on the same filesystem; emptied under the lock
+//   manifests/                 sets of manifests from the update channel, current.json naming the
+//                              one in use (channel/sets.hpp)
 //   state.json                 the global choice and the journal of `global` (store/state.hpp)
 //
 // A directory in store/ or versions/ without its record is never listed and is removed by the
@@ -56,6 +58,9 @@ struct Root {
     std::filesystem::path state_file() const { return dir / "state.json"; }
 
     std::filesystem::path shims() const { return dir / "shims"; }
+
+    /// Manifests sets from the update channel and current.json (channel/sets.hpp).
+    std::filesystem::path manifests() const { return dir / "manifests"; }
 
     /// Creates the layout; refuses a root that others may write (P2) or that we cannot.
     Status prepare() const;

@@ -87,6 +87,15 @@ const Loaded<CryptoApi>& crypto_lib() {
         bind(a.digest_final_ex, "EVP_DigestFinal_ex");
         bind(a.sha256, "EVP_sha256");
         bind(a.md5, "EVP_md5");
+        bind(a.pkey_new_raw_public_key, "EVP_PKEY_new_raw_public_key");
+        bind(a.pkey_new_raw_private_key, "EVP_PKEY_new_raw_private_key");
+        bind(a.pkey_get_raw_public_key, "EVP_PKEY_get_raw_public_key");
+        bind(a.pkey_free, "EVP_PKEY_free");
+        bind(a.digest_sign_init, "EVP_DigestSignInit");
+        bind(a.digest_sign, "EVP_DigestSign");
+        bind(a.digest_verify_init, "EVP_DigestVerifyInit");
+        bind(a.digest_verify, "EVP_DigestVerify");
+        bind(a.rand_bytes, "RAND_bytes");
         return r;
     }();
     return l;

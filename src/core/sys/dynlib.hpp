@@ -10,6 +10,7 @@
 #include <archive_entry.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include <lzma.h>
 
@@ -73,6 +74,16 @@ struct CryptoApi {
     decltype(&::EVP_DigestFinal_ex) digest_final_ex;
     decltype(&::EVP_sha256) sha256;
     decltype(&::EVP_md5) md5; ///< only to check the MD5 a makeself header declares
+    // Ed25519 (core/channel/signing): the update channel's signatures
+    decltype(&::EVP_PKEY_new_raw_public_key) pkey_new_raw_public_key;
+    decltype(&::EVP_PKEY_new_raw_private_key) pkey_new_raw_private_key;
+    decltype(&::EVP_PKEY_get_raw_public_key) pkey_get_raw_public_key;
+    decltype(&::EVP_PKEY_free) pkey_free;
+    decltype(&::EVP_DigestSignInit) digest_sign_init;
+    decltype(&::EVP_DigestSign) digest_sign;
+    decltype(&::EVP_DigestVerifyInit) digest_verify_init;
+    decltype(&::EVP_DigestVerify) digest_verify;
+    decltype(&::RAND_bytes) rand_bytes;
 };
 
 /// OpenSSL's libcrypto (libcrypto.so.3), likewise: only hashing needs it.

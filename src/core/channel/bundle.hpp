@@ -1,0 +1,79 @@
+// A manifests bundle: every manifest file of a release of cudaenv's knowledge, signed, so that an
+// installed cudaenv learns about releases made after it was built (docs/channel.md).
+//
+//   cudaenv-bundle/1\n                                   the format; a newer one is refused (exit
+//   8) signature <key id: 16 hex> <Ed25519: 128 hex>\n      one per signing key (1 to 8) \n
+//   <payload>                                            JSON, to the end of the file
+//
+// Each signature is over "cudaenv-bundle/1\n" followed by the payload's exact bytes, so neither
+// the payload nor the format line can change without breaking it. The payload:
+//
+//   {"schema": "cudaenv.bundle/1", "serial": 2026120601, "created": "2026-12-06T00:00:00Z",
+//    "expires": "2027-03-06T00:00:00Z", "requires": "0.1.0",
+//    "files": {"cuda/11.8.0.json": "<the file's text>", "profiles.json": "...", ...}}
+//
+// Nothing of the payload is read before a signature by a trusted key verifies.
+#pragma once
+
+#include "../error.hpp"
+#include "signing.hpp"
+
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudaenv::channel {
+
+inline constexpr std::string_view k_bundle_format = "cudaenv-bundle/1";
+inline constexpr std::string_view k_bundle_schema = "cudaenv.bundle/1";
+/// The file a channel (and a mirror's copy of it) serves.
+inline constexpr const char* k_bundle_file = "manifests.bundle";
+/// Bounds on what a channel may make cudaenv read.
+inline constexpr std::size_t k_max_bundle_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t k_max_bundle_files = 20000;
+inline constexpr std::size_t k_max_signatures = 8;
+
+/// What a bundle says of itself (also what a manifests set's release.json holds).
+struct BundleInfo {
+    std::uint64_t serial = 0;
+    std::string created; ///< RFC 3339 UTC, "2026-12-06T00:00:00Z"
+    std::string expires;
+    std::string requires_version = "0.1.0"; ///< the oldest cudaenv that may use it
+};
+
+struct Bundle {
+    BundleInfo info;
+    /// Relative path (cuda/11.8.0.json, profiles.json) -> the file's text.
+    std::map<std::string, std::string> files;
+    std::string key_id; ///< the trusted key whose signature verified
+};
+
+/// The inputs a bundle is checked against.
+struct Trust {
+    std::vector<PublicKey> keys;
+    std::time_t now = 0;
+    std::string cudaenv_version; ///< this cudaenv's ("0.1.0")
+};
+
+/// Reads `bytes` (`origin` names it: the URL) and accepts it only when a signature by one of
+/// `trust.keys` verifies, its schema is one this cudaenv reads, it does not need a newer cudaenv
+/// and it has not expired. Errors: integrity (exit 4: not a bundle, truncated, changed, signed by
+/// no trusted key, expired, a file name outside the manifests' layout), incompatible (exit 8: a
+/// newer format or schema, or `requires` above this cudaenv -- the message says which version).
+Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::string_view origin);
+
+/// Makes a signed bundle of `files` (each checked as open_bundle checks it) with every key.
+Result<std::string> make_bundle(const std::map<std::string, std::string>& files,
+                                const BundleInfo& info,
+                                const std::vector<SecretKey>& keys);
+
+/// "2026-12-06T00:00:00Z" <-> seconds since the epoch (UTC only; nothing else is accepted).
+std::optional<std::time_t> parse_utc(std::string_view text);
+std::string format_utc(std::time_t t);
+
+} // namespace cudaenv::channel

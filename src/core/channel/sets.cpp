@@ -1,0 +1,229 @@
+#include "sets.hpp"
+
+#include "../fs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace cudaenv::channel {
+
+namespace {
+
+using json = nlohmann::json;
+
+Error damaged(const std::filesystem::path& file, const std::string& why) {
+    return Error(ErrorCode::integrity, "'" + file.string() + "': " + why);
+}
+
+Result<json> read_object(const std::filesystem::path& file) {
+    auto text = read_text_file(file);
+    if (!text) {
+        return Error(ErrorCode::integrity, std::move(text).error().message);
+    }
+    json doc = json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        return damaged(file, "not a JSON object");
+    }
+    return doc;
+}
+
+Result<std::string>
+text(const json& doc, const char* key, const std::filesystem::path& file, bool needed) {
+    auto it = doc.find(key);
+    if (it == doc.end() && !needed) {
+        return std::string();
+    }
+    if (it == doc.end() || !it->is_string()) {
+        return damaged(file, std::string("'") + key + "' is missing or not text");
+    }
+    return it->get<std::string>();
+}
+
+Result<std::uint64_t> serial_of(const json& doc, const std::filesystem::path& file) {
+    auto it = doc.find("serial");
+    if (it == doc.end() || !it->is_number_unsigned()) {
+        return damaged(file, "'serial' is missing or not a whole number");
+    }
+    return it->get<std::uint64_t>();
+}
+
+} // namespace
+
+Result<Release> read_release(const std::filesystem::path& dir) {
+    auto file = dir / k_release_file;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+        return Release{};
+    }
+    auto doc = CUDAENV_TRY(read_object(file));
+    if (doc.value("schema", "") != "cudaenv.manifest/1" || doc.value("kind", "") != "release") {
+        return damaged(file,
+                       "not a cudaenv release record (schema cudaenv.manifest/1, kind "
+                       "release)");
+    }
+    Release r;
+    r.serial = CUDAENV_TRY(serial_of(doc, file));
+    r.created = CUDAENV_TRY(text(doc, "created", file, true));
+    r.expires = CUDAENV_TRY(text(doc, "expires", file, false));
+    r.requires_version = CUDAENV_TRY(text(doc, "requires", file, true));
+    r.channel = CUDAENV_TRY(text(doc, "channel", file, false));
+    return r;
+}
+
+std::string release_to_text(const Release& r) {
+    nlohmann::ordered_json j;
+    j["schema"] = "cudaenv.manifest/1";
+    j["kind"] = "release";
+    j["serial"] = r.serial;
+    j["created"] = r.created;
+    if (!r.expires.empty()) {
+        j["expires"] = r.expires;
+    }
+    j["requires"] = r.requires_version;
+    if (!r.channel.empty()) {
+        j["channel"] = r.channel;
+    }
+    return j.dump(2) + "\n";
+}
+
+bool is_set_name(std::string_view name) {
+    auto dash = name.find('-');
+    if (dash == 0 || dash == std::string_view::npos || dash > 20 || name.size() != dash + 13) {
+        return false;
+    }
+    return std::all_of(name.begin(),
+                       name.begin() + static_cast<long>(dash),
+                       [](char c) { return c >= '0' && c <= '9'; }) &&
+           std::all_of(name.begin() + static_cast<long>(dash) + 1, name.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+Result<std::optional<CurrentRecord>> read_current(const std::filesystem::path& root_dir) {
+    auto file = root_dir / "manifests" / k_current_record;
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
+        return std::optional<CurrentRecord>();
+    }
+    auto doc = CUDAENV_TRY(read_object(file));
+    if (doc.value("schema", "") != k_current_schema) {
+        return damaged(file, std::string("not a ") + k_current_schema + " record");
+    }
+    CurrentRecord r;
+    r.set = CUDAENV_TRY(text(doc, "set", file, true));
+    r.serial = CUDAENV_TRY(serial_of(doc, file));
+    r.sha256 = CUDAENV_TRY(text(doc, "sha256", file, true));
+    r.channel = CUDAENV_TRY(text(doc, "channel", file, true));
+    r.updated = CUDAENV_TRY(text(doc, "updated", file, true));
+    if (!is_set_name(r.set)) {
+        return damaged(file, "'set' is not a set's name");
+    }
+    return std::optional(r);
+}
+
+std::string current_to_text(const CurrentRecord& r) {
+    nlohmann::ordered_json j;
+    j["schema"] = k_current_schema;
+    j["set"] = r.set;
+    j["serial"] = r.serial;
+    j["sha256"] = r.sha256;
+    j["channel"] = r.channel;
+    j["updated"] = r.updated;
+    return j.dump(2) + "\n";
+}
+
+const char* ManifestsInUse::origin_text() const {
+    switch (origin) {
+    case Origin::given:
+        return "given";
+    case Origin::shipped:
+        return "shipped";
+    case Origin::channel:
+        return "channel";
+    }
+    return "shipped";
+}
+
+namespace {
+
+/// "2026-12-06T00:00:00Z" -> seconds (UTC); none when it is not that shape.
+std::optional<std::time_t> utc_seconds(const std::string& s) {
+    std::tm tm{};
+    if (s.size() != 20 || ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) {
+        return std::nullopt;
+    }
+    return ::timegm(&tm);
+}
+
+} // namespace
+
+std::vector<std::string> staleness(const ManifestsInUse& m, std::time_t now) {
+    std::vector<std::string> out;
+    if (m.origin == ManifestsInUse::Origin::given) {
+        return out;
+    }
+    if (auto expires = utc_seconds(m.release.expires); expires && *expires <= now) {
+        out.push_back("the manifests in use (serial " + std::to_string(m.release.serial) +
+                      ") expired on " + m.release.expires.substr(0, 10) +
+                      ": run `cudaenv update` (if it finds nothing newer, the channel or mirror "
+                      "has stopped being refreshed)");
+        return out;
+    }
+    if (auto made = utc_seconds(m.release.created)) {
+        long days = static_cast<long>((now - *made) / 86400);
+        if (days > k_stale_days) {
+            out.push_back("the manifests in use are " + std::to_string(days) +
+                          " days old (serial " + std::to_string(m.release.serial) +
+                          "): run `cudaenv update` to learn of newer releases");
+        }
+    }
+    return out;
+}
+
+ManifestsInUse given_manifests(const std::filesystem::path& dir) {
+    ManifestsInUse m;
+    m.origin = ManifestsInUse::Origin::given;
+    m.dir = dir;
+    if (auto r = read_release(dir)) {
+        m.release = *r;
+    }
+    return m;
+}
+
+ManifestsInUse choose_manifests(const std::filesystem::path& floor,
+                                const std::vector<std::filesystem::path>& roots) {
+    ManifestsInUse best;
+    best.origin = ManifestsInUse::Origin::shipped;
+    best.dir = floor;
+    if (auto r = read_release(floor)) {
+        best.release = *r;
+    } else {
+        best.warnings.push_back(r.error().message);
+    }
+    for (const auto& root : roots) {
+        auto rec = read_current(root);
+        if (!rec) {
+            best.warnings.push_back(rec.error().message + " (passed over)");
+            continue;
+        }
+        if (!*rec || (*rec)->serial <= best.release.serial) {
+            continue;
+        }
+        auto dir = root / "manifests" / (*rec)->set;
+        auto release = read_release(dir);
+        if (!release || release->serial != (*rec)->serial) {
+            best.warnings.push_back("the manifests set '" + dir.string() + "' that '" +
+                                    (root / "manifests" / k_current_record).string() +
+                                    "' names is missing or damaged (passed over)");
+            continue;
+        }
+        best.origin = ManifestsInUse::Origin::channel;
+        best.dir = dir;
+        best.root = root;
+        best.release = *release;
+    }
+    return best;
+}
+
+} // namespace cudaenv::channel

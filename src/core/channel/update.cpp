@@ -1,0 +1,205 @@
+#include "update.hpp"
+
+#include "../failpoint.hpp"
+#include "../fs.hpp"
+#include "../manifest/codec.hpp"
+#include "../manifest/gpu_support.hpp"
+#include "../sha256.hpp"
+#include "../store/lock.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ctime>
+
+namespace cudaenv::channel {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<manifest::GpuSupport> gpus_of(const manifest::ManifestFiles& files,
+                                     const std::string& shown) {
+    auto it = files.find("gpu-support.json");
+    if (it == files.end()) {
+        return manifest::GpuSupport{};
+    }
+    auto doc = CUDAENV_TRY(manifest::parse_json_text(it->second, shown + "/gpu-support.json"));
+    return manifest::parse_gpu_support(doc, shown + "/gpu-support.json");
+}
+
+/// The changes from the set in use to the bundle's; errors when the bundle's do not load.
+Result<std::vector<SetChange>>
+changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string& url) {
+    auto after = manifest::parse_catalog(bundle.files, url);
+    if (!after) {
+        return Error(ErrorCode::integrity,
+                     "the manifests in the bundle do not load: " + after.error().message)
+            .with_hint("the manifests in use stay as they are; tell whoever signs the channel");
+    }
+    auto after_gpus = gpus_of(bundle.files, url);
+    if (!after_gpus) {
+        return Error(ErrorCode::integrity,
+                     "the manifests in the bundle do not load: " + after_gpus.error().message);
+    }
+    // The set in use could be unreadable (a floor damaged by hand): everything is then new.
+    manifest::Catalog old;
+    manifest::GpuSupport old_gpus;
+    if (auto c = manifest::load_catalog(before.dir)) {
+        old = std::move(*c);
+    }
+    if (auto g = manifest::load_gpu_support(before.dir)) {
+        old_gpus = std::move(*g);
+    }
+    return diff_sets(old, old_gpus, *after, *after_gpus);
+}
+
+std::vector<fs::path> roots_of(const store::Root& root) {
+    std::vector<fs::path> r{root.dir};
+    r.insert(r.end(), root.upstreams.begin(), root.upstreams.end());
+    return r;
+}
+
+Error rollback(const Bundle& b, const ManifestsInUse& in_use, const std::string& url) {
+    return Error(ErrorCode::integrity,
+                 "manifests bundle '" + url + "' has serial " + std::to_string(b.info.serial) +
+                     ", older than the serial in use (" + std::to_string(in_use.release.serial) +
+                     ", " + in_use.origin_text() + "): refusing to go back")
+        .with_hint("a mirror or channel serving an old bundle; the manifests in use stay as "
+                   "they are");
+}
+
+/// Writes the bundle's set into a new stage and reads it back; returns the stage.
+Result<fs::path> stage_set(const store::Root& root,
+                           const Bundle& b,
+                           std::string_view bytes,
+                           const std::string& channel) {
+    fs::path stage = CUDAENV_TRY(root.make_stage("manifests"));
+    auto dir = CUDAENV_TRY(Contained::open(stage, false));
+    for (const auto& [rel, text] : b.files) {
+        CUDAENV_TRY(dir.write_file(rel, text));
+    }
+    Release r;
+    r.serial = b.info.serial;
+    r.created = b.info.created;
+    r.expires = b.info.expires;
+    r.requires_version = b.info.requires_version;
+    r.channel = channel;
+    CUDAENV_TRY(dir.write_file(k_release_file, release_to_text(r)));
+    CUDAENV_TRY(dir.write_file(k_bundle_file, bytes));
+    CUDAENV_TRY(store::make_world_readable(stage));
+    CUDAENV_TRY(store::sync_tree(stage));
+    if (auto back = manifest::load_catalog(stage); !back) {
+        return Error(ErrorCode::filesystem,
+                     "the staged manifests do not read back: " + back.error().message);
+    }
+    return stage;
+}
+
+/// Sets in `root` other than `keep`: moved to the trash, then removed (a reader that still has
+/// one open keeps reading its files).
+void drop_old_sets(const store::Root& root, const std::vector<std::string>& keep) {
+    std::error_code ec;
+    for (fs::directory_iterator it(root.manifests(), ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        if (!is_set_name(name) || std::find(keep.begin(), keep.end(), name) != keep.end()) {
+            continue;
+        }
+        fs::path to = root.trash() / ("manifests-" + name + "-" + random_hex());
+        if (::rename(it->path().c_str(), to.c_str()) == 0) {
+            store::remove_tree(to);
+        }
+    }
+}
+
+} // namespace
+
+std::string bundle_url(std::string_view channel) {
+    std::string u(channel);
+    while (!u.empty() && u.back() == '/') {
+        u.pop_back();
+    }
+    return u + "/" + k_bundle_file;
+}
+
+Result<Bundle> verify_bundle_file(const fs::path& file, const Trust& trust) {
+    auto bytes = CUDAENV_TRY(read_text_file(file));
+    return open_bundle(bytes, trust, file.string());
+}
+
+Result<UpdateOutcome> update(const UpdateRequest& req) {
+    UpdateOutcome out;
+    out.url = bundle_url(req.channel);
+    out.before = choose_manifests(req.floor, roots_of(req.root));
+    auto bytes = CUDAENV_TRY(fetch::fetch_text(out.url, req.policy, k_max_bundle_bytes));
+    auto bundle = CUDAENV_TRY(open_bundle(bytes, req.trust, out.url));
+    failpoint::hit("update-fetched");
+    out.offered = bundle.info;
+    out.key_id = bundle.key_id;
+    if (bundle.info.serial < out.before.release.serial) {
+        return rollback(bundle, out.before, out.url);
+    }
+    if (bundle.info.serial == out.before.release.serial) {
+        return out; // up to date
+    }
+    out.changes = CUDAENV_TRY(changes_of(out.before, bundle, out.url));
+    if (req.check) {
+        out.state = UpdateOutcome::State::available;
+        return out;
+    }
+
+    CUDAENV_TRY(req.root.prepare());
+    auto lock = CUDAENV_TRY(store::Lock::acquire(req.root.dir, req.lock_timeout));
+    req.root.sweep(); // what a killed run left in .staging and .trash
+    // Another update may have switched while this one fetched.
+    auto now_in_use = choose_manifests(req.floor, roots_of(req.root));
+    if (now_in_use.release.serial >= bundle.info.serial) {
+        out.before = now_in_use;
+        out.changes.clear();
+        return out;
+    }
+    auto previous = read_current(req.root.dir);
+    fs::path stage = CUDAENV_TRY(stage_set(req.root, bundle, bytes, req.channel));
+    failpoint::hit("update-staged");
+
+    Sha256 h;
+    h.update(bytes);
+    std::string sha = h.hex_digest();
+    CurrentRecord rec;
+    rec.set = std::to_string(bundle.info.serial) + "-" + sha.substr(0, 12);
+    rec.serial = bundle.info.serial;
+    rec.sha256 = sha;
+    rec.channel = req.channel;
+    rec.updated = format_utc(std::time(nullptr));
+    fs::path dest = req.root.manifests() / rec.set;
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(dest, ec))) {
+        // a set of the same name that never became current (a kill before the switch): its
+        // files were written by a run that died; this run's are known good
+        fs::path aside = req.root.trash() / ("manifests-" + rec.set + "-" + random_hex());
+        if (::rename(dest.c_str(), aside.c_str()) != 0) {
+            store::remove_tree(stage);
+            return Error(ErrorCode::filesystem,
+                         "cannot move '" + dest.string() + "' aside: " + errno_text(errno));
+        }
+        store::remove_tree(aside);
+    }
+    if (auto published = store::publish_dir(stage, dest); !published) {
+        store::remove_tree(stage);
+        return std::move(published).error();
+    }
+    failpoint::hit("update-published");
+    auto dir = CUDAENV_TRY(Contained::open(req.root.manifests(), false));
+    CUDAENV_TRY(dir.write_file(k_current_record, current_to_text(rec)));
+    failpoint::hit("update-switched");
+    std::vector<std::string> keep{rec.set};
+    if (previous && *previous) {
+        keep.push_back((*previous)->set);
+    }
+    drop_old_sets(req.root, keep);
+    out.state = UpdateOutcome::State::updated;
+    out.set_dir = dest;
+    return out;
+}
+
+} // namespace cudaenv::channel

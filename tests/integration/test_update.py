@@ -1,0 +1,393 @@
+"""The update channel (docs/channel.md): signed manifests bundles served by a real nginx on loopback.
+
+A machine ships the fixture manifests as its floor (serial 100, `manifests =` in its config); the
+channel offers a bundle of the newer fixture manifests (serial 101: CUDA 13.4.2 and cuDNN 9.27,
+which the floor does not know), signed with a site key in /etc/cudaenv/keys/. Tampered, truncated,
+wrong-key, downgraded, expired and future bundles are refused with their exit code and the set in
+use left as it was; kill -9 at every step of an update and at random moments leaves the old set or
+the new one, never a mixture; two updates at once make one switch; a fleet host with no route to
+the channel updates from its mirror's copy and installs what only the new bundle knows. Skipped
+where nginx is not installed (.ci/deps installs it).
+
+Bundles for the cases cudaenv's own tool never makes (another format, a newer schema) are signed
+by the openssl command line, an Ed25519 implementation independent of the one under test.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EXE, assert_one_line_error, leftovers
+from nginx import NGINX, Nginx
+
+FLOOR_SERIAL = 100
+NEW_SERIAL = 101
+
+
+def run(*args, env=None):
+    return subprocess.run([EXE, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def with_release(src, dst, serial, created="2026-12-01T00:00:00Z"):
+    shutil.copytree(src, dst)
+    (dst / "release.json").write_text(json.dumps(
+        {"schema": "cudaenv.manifest/1", "kind": "release", "serial": serial, "created": created,
+         "requires": "0.1.0"}))
+    return dst
+
+
+def make_bundle(manifests, key, out, *extra):
+    res = run("__bundle", "make", "--from", str(manifests), "--key", str(key), "--out", str(out), *extra)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def openssl_sign(secret_file, message, work):
+    """Ed25519 by the openssl CLI over `message` with a cudaenv secret key file."""
+    seed = Path(secret_file).read_text().split()[1]
+    der = work / "k.der"
+    der.write_bytes(bytes.fromhex("302e020100300506032b657004220420" + seed))
+    pem = work / "k.pem"
+    subprocess.run(["openssl", "pkey", "-inform", "DER", "-in", der, "-out", pem], check=True)
+    msg = work / "msg"
+    msg.write_bytes(message)
+    sig = work / "sig"
+    subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", pem, "-rawin", "-in", msg, "-out", sig],
+                   check=True)
+    return sig.read_bytes().hex()
+
+
+def key_id(pub_file):
+    import hashlib
+    raw = bytes.fromhex(Path(pub_file).read_text().split()[1])
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def forge(valid_bundle, secret, pub, work, fmt="cudaenv-bundle/1", **payload_changes):
+    """A bundle whose payload is `valid_bundle`'s with changes, signed by openssl."""
+    head, payload = valid_bundle.read_bytes().split(b"\n\n", 1)
+    doc = json.loads(payload)
+    doc.update(payload_changes)
+    payload = (json.dumps(doc) + "\n").encode()
+    sig = openssl_sign(secret, fmt.encode() + b"\n" + payload, work)
+    return f"{fmt}\nsignature {key_id(pub)} {sig}\n\n".encode() + payload
+
+
+class Machine:
+    """A sysroot (config, site keys, the floor) and a root, driven through the real binary."""
+
+    def __init__(self, tmp, name, floor, config, keys):
+        self.sysroot = tmp / name / "sys"
+        (self.sysroot / "etc/cudaenv/keys").mkdir(parents=True)
+        for k in keys:
+            shutil.copy(k, self.sysroot / "etc/cudaenv/keys" / Path(k).name)
+        shutil.copytree(floor, self.sysroot / "floor")
+        (self.sysroot / "etc/cudaenv/config").write_text("manifests = /floor\n" + config)
+        self.root = tmp / name / "root"
+        self.home = tmp / name / "home"
+        self.home.mkdir()
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("CUDA", "CUDAENV_", "LD_LIBRARY_PATH", "NVIDIA_"))}
+        self.env.update(HOME=str(self.home), CUDAENV_ROOT=str(self.root), CUDAENV_SYSROOT=str(self.sysroot),
+                        NO_COLOR="1", LC_ALL="C.UTF-8", CUDAENV_RETRIES="0", CUDAENV_LOCK_TIMEOUT="30",
+                        CUDAENV_CONNECT_TIMEOUT="3", CUDAENV_STALL_TIMEOUT="3")
+
+    def __call__(self, *args, env=None):
+        e = dict(self.env)
+        e.update(env or {})
+        return run(*args, env=e)
+
+    def popen(self, *args, env=None):
+        e = dict(self.env)
+        e.update(env or {})
+        return subprocess.Popen([EXE, *args], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def serial(self):
+        res = self("--version")
+        assert res.returncode == 0, res.stderr
+        line = next(l for l in res.stdout.splitlines() if l.startswith("manifests serial: "))
+        return int(line.split()[2])
+
+    def state(self):
+        """What a reader sees: current.json's bytes and the sets in the root."""
+        m = self.root / "manifests"
+        cur = (m / "current.json").read_bytes() if (m / "current.json").exists() else None
+        sets = sorted(p.name for p in m.iterdir() if p.name != "current.json") if m.exists() else []
+        return cur, sets
+
+
+@pytest.fixture
+def chan(fixture_dir, newer_fixture_dir, tmp_path):
+    if not NGINX:
+        pytest.skip("nginx is not installed")
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is not installed")
+    site = tmp_path / "site"
+    res = run("__bundle", "keygen", "--out", str(site), "--comment", "test site")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "site.secret").stat().st_mode & 0o077 == 0
+    other = tmp_path / "other"
+    assert run("__bundle", "keygen", "--out", str(other)).returncode == 0
+    floor = with_release(fixture_dir / "manifests", tmp_path / "floor", FLOOR_SERIAL)
+    newer = with_release(newer_fixture_dir / "manifests", tmp_path / "newer", NEW_SERIAL)
+    served = tmp_path / "channel"
+    served.mkdir()
+    make_bundle(newer, tmp_path / "site.secret", served / "manifests.bundle")
+    srv = Nginx(tmp_path / "nginx", {"/channel/": served, "/nvidia/": newer_fixture_dir / "mirror",
+                                     "/fleet/": tmp_path / "fleet-mirror"})
+    (tmp_path / "fleet-mirror").mkdir()
+    m = Machine(tmp_path, "host", floor, f"channel = {srv.url('/channel')}\n", [tmp_path / "site.pub"])
+    m.env["CUDAENV_MIRROR"] = srv.url("/nvidia")
+
+    class Chan:
+        pass
+    c = Chan()
+    c.machine, c.nginx, c.served, c.tmp = m, srv, served, tmp_path
+    c.floor, c.newer = floor, newer
+    c.secret, c.pub = tmp_path / "site.secret", tmp_path / "site.pub"
+    c.other_secret = tmp_path / "other.secret"
+    c.good = (served / "manifests.bundle").read_bytes()
+    yield c
+    srv.stop()
+
+
+def test_a_release_only_the_newer_bundle_knows_installs_after_update(chan):
+    m = chan.machine
+    assert m.serial() == FLOOR_SERIAL
+    before = m("resolve", "13.4+cudnn-9.27")
+    assert before.returncode == 9, before.stderr  # the floor does not know CUDA 13.4
+    check = m("update", "--check")
+    assert check.returncode == 0, check.stderr
+    assert "would update the manifests: serial 100" in check.stdout
+    assert "new      CUDA 13.4.2" in check.stdout and "new      cuDNN 9.27.0.42" in check.stdout
+    assert "nothing written (--check)" in check.stdout
+    assert not (m.root / "manifests").exists()  # --check writes nothing, not even the root
+    res = m("update", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["state"] == "updated" and doc["before"]["serial"] == FLOOR_SERIAL
+    assert doc["offered"]["serial"] == NEW_SERIAL and doc["offered"]["key"] == key_id(chan.pub)
+    assert any(c["kind"] == "new" and c["subject"] == "CUDA 13.4.2" for c in doc["changes"])
+    assert m.serial() == NEW_SERIAL
+    cur, sets = m.state()
+    assert len(sets) == 1 and json.loads(cur)["serial"] == NEW_SERIAL
+    # the set is the bundle's files, readable by everyone, with the signed bundle itself
+    setdir = m.root / "manifests" / sets[0]
+    assert (setdir / "manifests.bundle").read_bytes() == chan.good
+    assert (setdir / "cuda" / "13.4.2.json").stat().st_mode & 0o777 == 0o644
+    assert leftovers(m.root) == []
+    got = m("install", "13.4+cudnn-9.27", "--json")
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["versions"][0]["version"] == "13.4.2+cudnn9.27.0.42"
+    again = m("update")
+    assert again.returncode == 0 and "up to date (serial 101" in again.stdout, again.stderr
+    assert m.state() == (cur, sets)
+
+
+def refused_bundle(chan, case):
+    work = chan.tmp / "forge"
+    work.mkdir(exist_ok=True)
+    good = chan.served / "manifests.bundle"
+    if case == "tampered":
+        data = bytearray(chan.good)
+        at = data.index(b'release_date')
+        data[at + 1] ^= 0x20  # one letter's case, deep in the signed payload
+        return bytes(data), 4, "does not verify"
+    if case == "truncated":
+        return chan.good[: len(chan.good) * 2 // 3], 4, "does not verify"
+    if case == "header-cut":
+        return chan.good[:40], 4, "truncated"
+    if case == "wrong-key":
+        out = make_bundle(chan.newer, chan.other_secret, work / "b")
+        return out.read_bytes(), 4, "signed by no key this machine trusts"
+    if case == "downgraded":
+        older = with_release(chan.newer, work / "older", FLOOR_SERIAL - 1)
+        return make_bundle(older, chan.secret, work / "b").read_bytes(), 4, "older than the serial in use"
+    if case == "expired":
+        return forge(good, chan.secret, chan.pub, work, expires="2026-01-01T00:00:00Z"), 4, "expired on 2026-01-01"
+    if case == "future-schema":
+        return forge(good, chan.secret, chan.pub, work, schema="cudaenv.bundle/2"), 8, "this cudaenv reads cudaenv.bundle/1"
+    if case == "future-format":
+        return forge(good, chan.secret, chan.pub, work, fmt="cudaenv-bundle/2"), 8, "in format 2"
+    if case == "needs-newer-cudaenv":
+        return forge(good, chan.secret, chan.pub, work, requires="99.1.0"), 8, "needs cudaenv 99.1.0 or newer (this is cudaenv"
+    if case == "not-a-manifest-name":
+        head, payload = chan.good.split(b"\n\n", 1)
+        doc = json.loads(payload)
+        doc["files"]["../../etc/cron.d/x.json"] = "{}"
+        return forge(good, chan.secret, chan.pub, work, files=doc["files"]), 4, "not a manifest file's name"
+    if case == "manifests-that-do-not-load":
+        doc = json.loads(chan.good.split(b"\n\n", 1)[1])
+        doc["files"]["cuda/13.4.2.json"] = doc["files"]["cuda/13.4.2.json"].replace('"13.4.2"', '"13.4.9"', 1)
+        return forge(good, chan.secret, chan.pub, work, files=doc["files"]), 4, "do not load"
+    raise AssertionError(case)
+
+
+CASES = ["tampered", "truncated", "header-cut", "wrong-key", "downgraded", "expired", "future-schema",
+         "future-format", "needs-newer-cudaenv", "not-a-manifest-name", "manifests-that-do-not-load"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_refused_bundle_leaves_the_set_in_use(chan, case):
+    m = chan.machine
+    data, code, words = refused_bundle(chan, case)
+    (chan.served / "manifests.bundle").write_bytes(data)
+    for args in (("update", "--check"), ("update",)):
+        res = m(*args)
+        assert_one_line_error(type("R", (), {"rc": res.returncode, "err": res.stderr, "out": res.stdout})(), code)
+        assert words in res.stderr, res.stderr
+    assert m.serial() == FLOOR_SERIAL
+    assert m.state() == (None, []) and leftovers(m.root) == []
+
+
+@pytest.mark.parametrize("case", ["tampered", "downgraded", "expired", "wrong-key"])
+def test_a_refused_bundle_after_an_update_keeps_the_updated_set(chan, case):
+    m = chan.machine
+    assert m("update").returncode == 0
+    state = m.state()
+    data, code, words = refused_bundle(chan, case)
+    if case == "downgraded":  # the floor's own serial, now older than the set in use
+        data = make_bundle(chan.floor, chan.secret, chan.tmp / "floor.bundle").read_bytes()
+        words = "serial 100, older than the serial in use (101, channel)"
+    (chan.served / "manifests.bundle").write_bytes(data)
+    res = m("update")
+    assert res.returncode == code and words in res.stderr, res.stderr
+    assert m.state() == state and m.serial() == NEW_SERIAL
+    assert m("resolve", "13.4+cudnn-9.27").returncode == 0
+
+
+def test_a_channel_that_is_missing_or_unreachable_is_a_network_error(chan):
+    m = chan.machine
+    res = m("update", "--channel", chan.nginx.url("/nowhere"))
+    assert res.returncode == 3 and "HTTP 404" in res.stderr, res.stderr
+    res = m("update", "--channel", "http://127.0.0.1:9/channel")
+    assert res.returncode == 3, res.stderr
+    assert m.state() == (None, [])
+
+
+def test_a_site_key_file_that_is_not_a_key_is_a_usage_error(chan):
+    m = chan.machine
+    (m.sysroot / "etc/cudaenv/keys/broken.pub").write_text("ssh-ed25519 AAAA... admin@host\n")
+    res = m("update")
+    assert res.returncode == 2 and "broken.pub" in res.stderr, res.stderr
+    assert m.state() == (None, [])
+
+
+def test_update_refuses_a_fixed_manifests_directory(chan):
+    res = chan.machine("update", env={"CUDAENV_MANIFESTS": str(chan.floor)})
+    assert res.returncode == 2 and "CUDAENV_MANIFESTS" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("point", ["update-fetched", "update-staged", "update-published", "update-switched"])
+def test_kill_at_each_step_leaves_the_old_set_or_the_new_one(chan, point):
+    m = chan.machine
+    res = m("update", env={"CUDAENV_FAILPOINTS": f"{point}:kill"})
+    assert res.returncode == -signal.SIGKILL, res.stderr
+    switched = point == "update-switched"
+    assert m.serial() == (NEW_SERIAL if switched else FLOOR_SERIAL)
+    assert (m("resolve", "13.4+cudnn-9.27").returncode == 0) == switched
+    again = m("update")
+    assert again.returncode == 0, again.stderr
+    assert ("up to date" in again.stdout) == switched
+    assert m.serial() == NEW_SERIAL
+    cur, sets = m.state()
+    assert sets == [json.loads(cur)["set"]]  # the killed run's set was replaced, not kept beside
+    assert leftovers(m.root) == []
+    assert m("resolve", "13.4+cudnn-9.27").returncode == 0
+
+
+def test_kill_at_random_moments_never_shows_a_mixture(chan):
+    m = chan.machine
+    rng = random.Random(26)
+    seen = set()
+    for i in range(16):
+        # alternate between the two bundles so every run has a switch to make
+        newer = i % 2 == 0
+        target = NEW_SERIAL + i
+        src = with_release(chan.newer if newer else chan.floor, chan.tmp / f"s{i}", target)
+        make_bundle(src, chan.secret, chan.served / "manifests.bundle")
+        p = m.popen("update")
+        time.sleep(rng.uniform(0.0, 0.6))
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        serial = m.serial()
+        assert serial in (target - 1, target) or (i == 0 and serial == FLOOR_SERIAL), serial
+        seen.add(serial == target)
+        # whatever it shows, it is a whole set: the catalog loads and agrees with its serial
+        listed = m("list", "--available", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert m("update").returncode == 0
+        assert m.serial() == target
+    cur, sets = m.state()
+    assert json.loads(cur)["set"] in sets and len(sets) <= 2
+    assert leftovers(m.root) == []
+
+
+def test_two_updates_at_once_make_one_switch(chan):
+    m = chan.machine
+    procs = [m.popen("update", "--json") for _ in range(2)]
+    outs = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    states = sorted(json.loads(o[0])["state"] for o in outs)
+    assert states in (["up_to_date", "updated"], ["updated", "updated"]) and states.count("updated") >= 1
+    cur, sets = m.state()
+    assert len(sets) == 1 and json.loads(cur)["serial"] == NEW_SERIAL
+    assert leftovers(m.root) == []
+
+
+def test_a_fleet_host_updates_from_its_mirror_with_no_route_to_the_channel(chan):
+    admin = chan.machine
+    assert admin("update").returncode == 0
+    fleet = chan.tmp / "fleet-mirror"
+    res = admin("mirror", "13.4+cudnn-9.27", "--to", str(fleet), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["channel"] == "cudaenv-channel/manifests.bundle"
+    assert (fleet / "cudaenv-channel" / "manifests.bundle").read_bytes() == chan.good
+    assert admin("mirror", "--verify", str(fleet)).returncode == 0
+    # a host that only knows its mirror: no `channel =`, and the default channel unreachable here
+    host = Machine(chan.tmp, "fleet-host", chan.floor, f"mirror = {chan.nginx.url('/fleet')}\n", [chan.pub])
+    before = len(chan.nginx.requests())
+    res = host("update")
+    assert res.returncode == 0, res.stderr
+    assert host.serial() == NEW_SERIAL
+    asked = [r[0] for r in chan.nginx.requests()[before:]]
+    assert asked == ["/fleet/cudaenv-channel/manifests.bundle"], asked
+    got = host("install", "13.4+cudnn-9.27")
+    assert got.returncode == 0, got.stderr
+    assert all(r[0].startswith("/fleet/") for r in chan.nginx.requests()[before:])
+    # the mirror's copy replaced by an older signed bundle: the host refuses to go back
+    older = make_bundle(chan.floor, chan.secret, chan.tmp / "older.bundle")
+    shutil.copy(older, fleet / "cudaenv-channel" / "manifests.bundle")
+    res = host("update")
+    assert res.returncode == 4 and "older than the serial in use" in res.stderr, res.stderr
+    assert host.serial() == NEW_SERIAL
+
+
+def test_the_machine_wide_update_reaches_every_user(chan):
+    m = chan.machine
+    machine_root = m.sysroot / "opt" / "cudaenv"
+    if os.geteuid() != 0:
+        pytest.skip("the machine-wide root is root's")
+    res = m("update", env={"CUDAENV_ROOT": ""})
+    assert res.returncode == 0, res.stderr
+    assert (machine_root / "manifests" / "current.json").exists()
+    # a user's root sees the machine-wide set (an upstream) without updating itself
+    assert m.serial() == NEW_SERIAL
+    assert m("resolve", "13.4+cudnn-9.27").returncode == 0
+    assert not (m.root / "manifests" / "current.json").exists()
+
+
+def test_version_says_when_the_manifests_are_old(chan):
+    m = chan.machine
+    (m.sysroot / "floor" / "release.json").write_text(json.dumps(
+        {"schema": "cudaenv.manifest/1", "kind": "release", "serial": FLOOR_SERIAL,
+         "created": "2025-01-01T00:00:00Z", "requires": "0.1.0"}))
+    out = m("--version").stdout
+    assert "manifests serial: 100 (shipped, made 2025-01-01)" in out
+    assert "days old (serial 100): run `cudaenv update`" in out
