@@ -33,15 +33,17 @@ std::string version_text(Context& ctx) {
         text += ", expires " + in_use.release.expires.substr(0, 10);
     }
     text += ")";
+    // said last, so the lines above keep their places for scripts
+    std::string warnings;
     for (const auto& w : channel::staleness(in_use, std::time(nullptr))) {
-        text += "\nwarning: " + w;
+        warnings += "\nwarning: " + w;
     }
     for (const auto& w : in_use.warnings) {
-        text += "\nwarning: " + w;
+        warnings += "\nwarning: " + w;
     }
     auto cat = ctx.catalog();
     if (!cat) {
-        return text + " (cannot be read: " + cat.error().message + ")";
+        return text + " (cannot be read: " + cat.error().message + ")" + warnings;
     }
     std::string date, what;
     for (const auto& c : (*cat)->cuda) {
@@ -59,7 +61,7 @@ std::string version_text(Context& ctx) {
     if (!date.empty()) {
         text += "\nmanifests date: " + date + " (the newest release they know: " + what + ")";
     }
-    return text;
+    return text + warnings;
 }
 
 constexpr const char* k_footer = R"(Examples:

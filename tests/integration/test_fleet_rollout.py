@@ -102,8 +102,24 @@ def fleet(tmp_path_factory):
 
 def _fleet(base, procs):
     import fixture_mirror
-    # the releases: a fixture mirror, mirrored by `cudaenv mirror`, served by nginx
-    fx = fixture_mirror.build(base / "fixture", EXE, ROOT / "manifests")
+    # the releases: a fixture mirror, mirrored by `cudaenv mirror`, served by nginx. The hosts'
+    # manifests (their floor, serial 100) lack CUDA 13.4.2 and cuDNN 9.27: "next month's
+    # release", which only the channel's bundle (serial 101, signed by the site's key) knows.
+    fx = fixture_mirror.build(base / "fixture", EXE, ROOT / "manifests", newer=True)
+    floor = base / "floor"
+    shutil.copytree(fx / "manifests", floor)
+    (floor / "cuda" / "13.4.2.json").unlink()
+    (floor / "cudnn" / "9.27.0.42.json").unlink()
+    for d, serial in ((floor, 100), (fx / "manifests", 101)):
+        (d / "release.json").write_text(json.dumps({"schema": "cudaenv.manifest/1", "kind": "release",
+                                                    "serial": serial, "created": "2026-12-01T00:00:00Z",
+                                                    "requires": "0.1.0"}))
+    key = base / "site"
+    subprocess.run([EXE, "__bundle", "keygen", "--out", str(key)], check=True, stdout=subprocess.DEVNULL)
+    (base / "upstream-channel").mkdir()
+    subprocess.run([EXE, "__bundle", "make", "--from", str(fx / "manifests"), "--key", f"{key}.secret",
+                    "--out", str(base / "upstream-channel" / "manifests.bundle")], check=True,
+                   stdout=subprocess.DEVNULL)
     from fault_server import FaultServer
     upstream = FaultServer(fx / "mirror")
     try:
@@ -114,7 +130,7 @@ def _fleet(base, procs):
         assert res.returncode == 0, res.stderr
     finally:
         upstream.close()
-    nginx = Nginx(base / "nginx", {"/nvidia/": base / "served"})
+    nginx = Nginx(base / "nginx", {"/nvidia/": base / "served", "/upstream-channel/": base / "upstream-channel"})
     procs.append(nginx.proc)
     mirror_url = nginx.url("/nvidia")
 
@@ -137,7 +153,7 @@ def _fleet(base, procs):
         # the role writes the host's /etc/cudaenv/config; cudaenv reads it under the sysroot, and
         # the site's manifests the config names are the machine's /srv/cudaenv/manifests
         os.symlink("/etc/cudaenv", m.p("/etc/cudaenv"))
-        shutil.copytree(fx / "manifests", m.p("/srv/cudaenv/manifests"))
+        shutil.copytree(floor, m.p("/srv/cudaenv/manifests"))
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(w / "hostkey")], check=True)
         shutil.copy(f"{key}.pub", w / "authorized_keys")
         p = free_port()
@@ -174,10 +190,11 @@ Subsystem sftp internal-sftp
 
     f = Fleet()
     f.base, f.hosts, f.mirror, f.nginx = base, hosts, mirror_url, nginx
+    f.fixture, f.floor, f.key = fx, floor, key
     yield f
 
 
-def playbook(fleet, target, *args):
+def playbook(fleet, target, *args, versions="[tf-2.13, tf-2.16]", extra=""):
     reports = fleet.base / "reports"
     reports.mkdir(exist_ok=True)
     book = fleet.base / "rollout.yml"
@@ -194,11 +211,11 @@ def playbook(fleet, target, *args):
         cudaenv_package: {DEB}
         cudaenv_mirror: {fleet.mirror}
         cudaenv_manifests: /srv/cudaenv/manifests
-        cudaenv_versions: [tf-2.13, tf-2.16]
+        cudaenv_versions: {versions}
         cudaenv_global: {target}
         cudaenv_gate_only: [driver-cuda, cuda-link]
         cudaenv_report_dir: {reports}
-""")
+{extra}""")
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_STDOUT_CALLBACK="json",
                ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(fleet.base / "ansible.cfg"),
                ANSIBLE_LOCAL_TEMP=str(fleet.base / "ansible-tmp"),
@@ -284,3 +301,58 @@ def test_a_rollout_stops_at_the_first_broken_host_and_puts_it_back(fleet):
     assert rows["gpu2"]["failures"] > 0 and rows["gpu2"]["worst"]["id"] == "driver-cuda"
     assert rows["gpu1"]["failures"] == 0 and rows["gpu1"]["cuda"].startswith("12.4")
     assert rows["gpu3"]["failures"] == 0 and rows["gpu3"]["cuda"].startswith("11.8")
+
+
+def test_next_months_release_reaches_the_fleet_through_its_mirror(fleet):
+    """The admin updates from the upstream channel and mirrors the new release; the mirror carries
+    the signed bundle; every host, with no channel configured and no route to one, updates from
+    its mirror's copy and installs what only that bundle knows."""
+    base = fleet.base
+    admin = base / "admin"
+    (admin / "etc/cudaenv/keys").mkdir(parents=True)
+    shutil.copy(f"{fleet.key}.pub", admin / "etc/cudaenv/keys/site.pub")
+    shutil.copytree(fleet.floor, admin / "floor")
+    (admin / "etc/cudaenv/config").write_text(f"manifests = /floor\nchannel = {fleet.nginx.url('/upstream-channel')}\n")
+    from fault_server import FaultServer
+    upstream = FaultServer(fleet.fixture / "mirror")
+    try:
+        env = dict(os.environ, CUDAENV_SYSROOT=str(admin), CUDAENV_MIRROR=upstream.url,
+                   CUDAENV_ROOT=str(base / "admin-root"), NO_COLOR="1")
+        env.pop("CUDAENV_MANIFESTS", None)
+        res = subprocess.run([EXE, "update"], env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0 and "new      CUDA 13.4.2" in res.stdout, res.stderr
+        res = subprocess.run([EXE, "mirror", "13.4+cudnn-9.27", "--to", str(base / "served")], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+    finally:
+        upstream.close()
+    assert (base / "served" / "cudaenv-channel" / "manifests.bundle").exists()
+    before = len(fleet.nginx.requests())
+    vars_ = f"        cudaenv_update: true\n        cudaenv_keys: [{fleet.key}.pub]\n"
+    versions = "[tf-2.13, tf-2.16, 13.4+cudnn-9.27]"
+    # check mode predicts the update and the install, and writes nothing
+    rc, check, stats = playbook(fleet, "tf-2.13", "--check", versions=versions, extra=vars_)
+    assert rc == 0, failures(check)
+    for name, m in fleet.hosts.items():
+        assert check[name]["Update the manifests from the channel"]["changed"] is True, name
+        assert check[name]["Update the manifests from the channel"]["serial"] == 101
+        assert not os.path.exists(m.p("/opt/cudaenv/manifests/current.json")), name
+    rc, run, stats = playbook(fleet, "tf-2.13", versions=versions, extra=vars_)
+    assert rc == 0, failures(run)
+    new = "13.4.2+cudnn9.27.0.42"
+    for name, m in fleet.hosts.items():
+        up = run[name]["Update the manifests from the channel"]
+        assert up["changed"] is True and up["previous_serial"] == 100 and up["serial"] == 101, (name, up)
+        assert any(c["subject"] == "CUDA 13.4.2" for c in up["changes"])
+        cur = json.loads(open(m.p("/opt/cudaenv/manifests/current.json")).read())
+        assert cur["serial"] == 101 and cur["channel"] == fleet.mirror + "/cudaenv-channel", cur
+        assert os.path.exists(m.p(f"/opt/cudaenv/versions/{new}/lib64/libcudart.so.13")), name
+        assert link(m) == f"/opt/cudaenv/versions/{A}", name
+    asked = [uri for uri, status, _ in fleet.nginx.requests()[before:]]
+    assert asked.count("/nvidia/cudaenv-channel/manifests.bundle") == 2 * len(fleet.hosts)  # check + run
+    assert not any(u.startswith("/upstream-channel/") for u in asked)  # no host went past its mirror
+    # again: nothing to update, nothing changes
+    rc, again, stats = playbook(fleet, "tf-2.13", versions=versions, extra=vars_)
+    assert rc == 0, failures(again)
+    for name in fleet.hosts:
+        assert changed_tasks(again[name]) == [], (name, changed_tasks(again[name]))

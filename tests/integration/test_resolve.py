@@ -151,7 +151,9 @@ def test_version_names_the_commit_and_the_manifests_date(cudaenv, tmp_path):
     assert lines[0].startswith("cudaenv ") and lines[0].split()[1][0].isdigit()
     assert lines[1].startswith("commit: ") and len(lines[1].split()[1]) >= 12
     assert lines[2] == f"manifests: {MANIFESTS}" or lines[2].startswith("manifests: ")
-    assert lines[3].startswith("manifests date: 20")
+    release = json.loads((MANIFESTS / "release.json").read_text())
+    assert lines[3] == f"manifests serial: {release['serial']} (shipped, made {release['created'][:10]})"
+    assert lines[4].startswith("manifests date: 20")
     # the date is the data's: manifests holding only CUDA 11.8 say 11.8's release date
     mine = tmp_path / "m"
     shutil.copytree(MANIFESTS, mine)
@@ -165,4 +167,4 @@ def test_version_names_the_commit_and_the_manifests_date(cudaenv, tmp_path):
     assert date.startswith("2022-")
     res = cudaenv("--manifests", str(mine), "--version")
     assert res.rc == 0, res
-    assert res.out.splitlines()[3] == f"manifests date: {date} (the newest release they know: CUDA 11.8.0)"
+    assert res.out.splitlines()[4] == f"manifests date: {date} (the newest release they know: CUDA 11.8.0)"

@@ -201,6 +201,9 @@ def refused_bundle(chan, case):
         return bytes(data), 4, "does not verify"
     if case == "truncated":
         return chan.good[: len(chan.good) * 2 // 3], 4, "does not verify"
+    if case == "unsigned":
+        head, payload = chan.good.split(b"\n\n", 1)
+        return b"cudaenv-bundle/1\n\n" + payload, 4, "not signed"
     if case == "header-cut":
         return chan.good[:40], 4, "truncated"
     if case == "wrong-key":
@@ -229,7 +232,7 @@ def refused_bundle(chan, case):
     raise AssertionError(case)
 
 
-CASES = ["tampered", "truncated", "header-cut", "wrong-key", "downgraded", "expired", "future-schema",
+CASES = ["tampered", "truncated", "unsigned", "header-cut", "wrong-key", "downgraded", "expired", "future-schema",
          "future-format", "needs-newer-cudaenv", "not-a-manifest-name", "manifests-that-do-not-load"]
 
 
@@ -391,3 +394,25 @@ def test_version_says_when_the_manifests_are_old(chan):
     out = m("--version").stdout
     assert "manifests serial: 100 (shipped, made 2025-01-01)" in out
     assert "days old (serial 100): run `cudaenv update`" in out
+
+
+def test_a_link_planted_as_the_roots_manifests_folder_is_refused(chan):
+    m = chan.machine
+    outside = chan.tmp / "outside"
+    outside.mkdir()
+    (outside / "theirs").write_text("theirs\n")
+    m.root.mkdir(parents=True)
+    (m.root / "manifests").symlink_to(outside, target_is_directory=True)
+    res = m("update")
+    assert res.returncode == 5 and "that cudaenv did not make" in res.stderr, res.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["theirs"]
+    # and a reader never follows it to a set someone else wrote there
+    (outside / "current.json").write_text(json.dumps(
+        {"schema": "cudaenv.manifests/1", "set": "999-aaaaaaaaaaaa", "serial": 999, "sha256": "",
+         "channel": "", "updated": ""}))
+    shutil.copytree(chan.newer, outside / "999-aaaaaaaaaaaa")
+    (outside / "999-aaaaaaaaaaaa" / "release.json").write_text(json.dumps(
+        {"schema": "cudaenv.manifest/1", "kind": "release", "serial": 999, "created": "2026-12-01T00:00:00Z",
+         "requires": "0.1.0"}))
+    assert m.serial() == FLOOR_SERIAL
+    assert "is a link that cudaenv did not make (passed over)" in m("--version").stdout

@@ -113,6 +113,7 @@ Result<doctor::HostConfig> host_config(Context& ctx) {
     auto global = store::effective_global(hc.root);
     hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
     hc.manifests = ctx.manifests_path();
+    hc.manifests_in_use = ctx.manifests_in_use();
     hc.ldconfig = ctx.getenv("CUDAENV_LDCONFIG").value_or("");
     if (auto ms = ctx.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
         // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10

@@ -202,6 +202,13 @@ ManifestsInUse choose_manifests(const std::filesystem::path& floor,
         best.warnings.push_back(r.error().message);
     }
     for (const auto& root : roots) {
+        std::error_code ec;
+        if (std::filesystem::is_symlink(root / "manifests", ec)) {
+            // cudaenv makes this folder itself: a link there is someone else's set
+            best.warnings.push_back("'" + (root / "manifests").string() +
+                                    "' is a link that cudaenv did not make (passed over)");
+            continue;
+        }
         auto rec = read_current(root);
         if (!rec) {
             best.warnings.push_back(rec.error().message + " (passed over)");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "../activate/machine.hpp"
+#include "../channel/sets.hpp"
 #include "../error.hpp"
 #include "../manifest/model.hpp"
 #include "../store/root.hpp"
@@ -41,6 +42,8 @@ struct HostConfig {
     const store::Root& link_root() const { return machine_root.dir.empty() ? root : machine_root; }
 
     std::filesystem::path manifests;
+    /// Which manifests those are: serial, origin, age (the self probe says when they are old).
+    channel::ManifestsInUse manifests_in_use;
     std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
     std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};
 };

@@ -5,6 +5,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <ctime>
+
 namespace cudaenv::doctor::checks {
 
 namespace {
@@ -78,10 +80,29 @@ Finding self(Host& h) {
             details.push_back("shims on PATH: " + shims);
         }
     }
+    // the manifests: how new cudaenv's knowledge is (docs/channel.md)
+    const auto& m = h.config().manifests_in_use;
+    std::string made = m.release.created.empty() ? "" : ", made " + m.release.created.substr(0, 10);
+    std::string expires =
+        m.release.expires.empty() ? "" : ", expires " + m.release.expires.substr(0, 10);
+    details.push_back("manifests: serial " + std::to_string(m.release.serial) + " (" +
+                      m.origin_text() + made + expires + ") in " + m.dir.string());
+    auto old = channel::staleness(m, std::time(nullptr));
+    for (const auto& w : m.warnings) {
+        old.push_back(w);
+    }
+    if (!old.empty()) {
+        warns.insert(warns.end(), old.begin(), old.end());
+        if (fix.empty()) {
+            fix = "cudaenv update (as root for the machine-wide root; docs/channel.md)";
+        }
+    }
     if (!warns.empty()) {
         return warn(join(warns, "; "), fix, details);
     }
-    return ok("root " + root.string() + " writable, enough free space", details);
+    return ok("root " + root.string() + " writable, enough free space, manifests serial " +
+                  std::to_string(m.release.serial),
+              details);
 }
 
 } // namespace cudaenv::doctor::checks
