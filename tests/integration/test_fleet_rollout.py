@@ -114,10 +114,10 @@ def _fleet(base, procs):
         (d / "release.json").write_text(json.dumps({"schema": "cudaenv.manifest/1", "kind": "release",
                                                     "serial": serial, "created": "2026-12-01T00:00:00Z",
                                                     "requires": "0.1.0"}))
-    key = base / "site"
-    subprocess.run([EXE, "__bundle", "keygen", "--out", str(key)], check=True, stdout=subprocess.DEVNULL)
+    site_key = base / "site"
+    subprocess.run([EXE, "__bundle", "keygen", "--out", str(site_key)], check=True, stdout=subprocess.DEVNULL)
     (base / "upstream-channel").mkdir()
-    subprocess.run([EXE, "__bundle", "make", "--from", str(fx / "manifests"), "--key", f"{key}.secret",
+    subprocess.run([EXE, "__bundle", "make", "--from", str(fx / "manifests"), "--key", f"{site_key}.secret",
                     "--out", str(base / "upstream-channel" / "manifests.bundle")], check=True,
                    stdout=subprocess.DEVNULL)
     from fault_server import FaultServer
@@ -190,7 +190,7 @@ Subsystem sftp internal-sftp
 
     f = Fleet()
     f.base, f.hosts, f.mirror, f.nginx = base, hosts, mirror_url, nginx
-    f.fixture, f.floor, f.key = fx, floor, key
+    f.fixture, f.floor, f.key = fx, floor, site_key
     yield f
 
 

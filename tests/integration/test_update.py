@@ -213,7 +213,8 @@ def refused_bundle(chan, case):
         older = with_release(chan.newer, work / "older", FLOOR_SERIAL - 1)
         return make_bundle(older, chan.secret, work / "b").read_bytes(), 4, "older than the serial in use"
     if case == "expired":
-        return forge(good, chan.secret, chan.pub, work, expires="2026-01-01T00:00:00Z"), 4, "expired on 2026-01-01"
+        return (forge(good, chan.secret, chan.pub, work, created="2025-11-01T00:00:00Z",
+                      expires="2026-01-01T00:00:00Z"), 4, "expired on 2026-01-01")
     if case == "future-schema":
         return forge(good, chan.secret, chan.pub, work, schema="cudaenv.bundle/2"), 8, "this cudaenv reads cudaenv.bundle/1"
     if case == "future-format":
@@ -308,7 +309,6 @@ def test_kill_at_each_step_leaves_the_old_set_or_the_new_one(chan, point):
 def test_kill_at_random_moments_never_shows_a_mixture(chan):
     m = chan.machine
     rng = random.Random(26)
-    seen = set()
     for i in range(16):
         # alternate between the two bundles so every run has a switch to make
         newer = i % 2 == 0
@@ -316,19 +316,18 @@ def test_kill_at_random_moments_never_shows_a_mixture(chan):
         src = with_release(chan.newer if newer else chan.floor, chan.tmp / f"s{i}", target)
         make_bundle(src, chan.secret, chan.served / "manifests.bundle")
         p = m.popen("update")
-        time.sleep(rng.uniform(0.0, 0.6))
+        time.sleep(rng.uniform(0.0, 1.5))  # before, during, or after the switch
         p.send_signal(signal.SIGKILL)
         p.communicate()
         serial = m.serial()
         assert serial in (target - 1, target) or (i == 0 and serial == FLOOR_SERIAL), serial
-        seen.add(serial == target)
         # whatever it shows, it is a whole set: the catalog loads and agrees with its serial
         listed = m("list", "--available", "--json")
         assert listed.returncode == 0, listed.stderr
         assert m("update").returncode == 0
         assert m.serial() == target
     cur, sets = m.state()
-    assert json.loads(cur)["set"] in sets and len(sets) <= 2
+    assert json.loads(cur)["set"] in sets  # sets younger than an hour are kept for readers
     assert leftovers(m.root) == []
 
 
@@ -338,7 +337,7 @@ def test_two_updates_at_once_make_one_switch(chan):
     outs = [p.communicate() for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     states = sorted(json.loads(o[0])["state"] for o in outs)
-    assert states in (["up_to_date", "updated"], ["updated", "updated"]) and states.count("updated") >= 1
+    assert states == ["up_to_date", "updated"], outs  # the serial is checked again under the lock
     cur, sets = m.state()
     assert len(sets) == 1 and json.loads(cur)["serial"] == NEW_SERIAL
     assert leftovers(m.root) == []
@@ -416,3 +415,39 @@ def test_a_link_planted_as_the_roots_manifests_folder_is_refused(chan):
          "requires": "0.1.0"}))
     assert m.serial() == FLOOR_SERIAL
     assert "is a link that cudaenv did not make (passed over)" in m("--version").stdout
+
+
+def test_a_bundle_whose_serial_runs_ahead_or_that_lives_too_long_is_refused(chan):
+    m = chan.machine
+    work = chan.tmp / "forge"
+    work.mkdir()
+    good = chan.served / "manifests.bundle"
+    for changes, words in (({"serial": 99999999999}, "runs ahead of its creation day"),
+                           ({"expires": "2030-01-01T00:00:00Z"}, "more than 400 days"),
+                           ({"created": "2030-01-01T00:00:00Z", "expires": "2030-02-01T00:00:00Z"},
+                            "made in the future")):
+        (chan.served / "manifests.bundle").write_bytes(forge(good, chan.secret, chan.pub, work, **changes))
+        res = m("update")
+        assert res.returncode == 4 and words in res.stderr, res.stderr
+        (chan.served / "manifests.bundle").write_bytes(chan.good)
+    assert m.state() == (None, [])
+
+
+def test_a_set_signed_by_a_key_no_longer_trusted_does_not_hold_the_host(chan):
+    """A key is compromised (or a signer erred) and the bad bundle is in use with a high serial:
+    once the key is removed, the next update replaces it with the good, lower-serialled one."""
+    m = chan.machine
+    bad = with_release(chan.newer, chan.tmp / "bad", 2026120150)
+    shutil.copy(chan.tmp / "other.pub", m.sysroot / "etc/cudaenv/keys/other.pub")
+    make_bundle(bad, chan.other_secret, chan.served / "manifests.bundle")
+    assert m("update").returncode == 0 and m.serial() == 2026120150
+    (chan.served / "manifests.bundle").write_bytes(chan.good)  # serial 101, the site's key
+    res = m("update")
+    assert res.returncode == 4 and "older than the serial in use" in res.stderr, res.stderr
+    (m.sysroot / "etc/cudaenv/keys/other.pub").unlink()
+    res = m("update", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["state"] == "updated" and doc["before"]["serial"] == FLOOR_SERIAL
+    assert any("no longer signed by a trusted key" in n for n in doc["notes"])
+    assert m.serial() == NEW_SERIAL

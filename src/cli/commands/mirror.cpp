@@ -6,7 +6,9 @@
 #include "../spec_options.hpp"
 #include "core/channel/keys.hpp"
 #include "core/channel/update.hpp"
+#include "core/fs.hpp"
 #include "core/manifest/indexes.hpp"
+#include "core/sha256.hpp"
 #include "core/sys/dynlib.hpp"
 #include "registry.hpp"
 
@@ -81,16 +83,20 @@ Result<Carried> channel_file(Context& ctx) {
     trust.keys = CUDAENV_TRY(channel::trusted_keys(ctx.sysroot()));
     trust.now = std::time(nullptr);
     trust.cudaenv_version = CUDAENV_VERSION_STRING;
-    auto bundle = channel::verify_bundle_file(path, trust);
+    // read once: what is verified is what is carried, whatever happens to the set meanwhile
+    auto bytes = read_text_file(path);
+    auto bundle = bytes ? channel::open_bundle(*bytes, trust, path.string())
+                        : Result<channel::Bundle>(bytes.error());
     if (!bundle) {
         return Carried{std::nullopt, "no update channel bundle carried: " + bundle.error().message};
     }
-    auto hash = CUDAENV_TRY(fetch::hash_file(path));
+    Sha256 h;
+    h.update(*bytes);
     mirror::File f{std::string(channel::k_mirror_channel_dir) + "/" + channel::k_bundle_file,
-                   hash.sha256,
-                   hash.size,
+                   h.hex_digest(),
+                   bytes->size(),
                    "the manifests bundle, serial " + std::to_string(bundle->info.serial),
-                   path};
+                   *bytes};
     return Carried{f, ""};
 }
 

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
 #include <ostream>
 
@@ -55,6 +56,16 @@ int run_update(const UpdateCli& o, Context& ctx) {
     req.channel = ctx.channel_url();
     req.policy = ctx.download_policy();
     req.policy.allow_http = req.channel.rfind("http://", 0) == 0;
+    if (std::any_of(req.channel.begin(), req.channel.end(), [](char c) {
+            return c <= ' ' || c == '\x7f' || (c & 0x80);
+        })) {
+        return report_error(ctx,
+                            Error(ErrorCode::usage,
+                                  "the channel URL '" + printable(req.channel) +
+                                      "' has spaces, control or non-ASCII bytes")
+                                .with_hint("percent-encode them, as a URL does"),
+                            "update");
+    }
     auto keys = channel::trusted_keys(ctx.sysroot());
     if (!keys) {
         return report_error(ctx, keys.error(), "update");
@@ -67,6 +78,11 @@ int run_update(const UpdateCli& o, Context& ctx) {
     auto out = channel::update(req);
     if (!out) {
         return report_error(ctx, out.error(), "update");
+    }
+    if (!ctx.json) {
+        for (const auto& n : out->notes) {
+            *ctx.err << "cudaenv: note: " << printable(n) << "\n";
+        }
     }
     using State = channel::UpdateOutcome::State;
     const char* state = out->state == State::updated     ? "updated"
@@ -97,13 +113,14 @@ int run_update(const UpdateCli& o, Context& ctx) {
                {"requires", out->offered.requires_version},
                {"key", out->key_id}}},
              {"changes", changes},
+             {"notes", out->notes},
              {"set",
               out->set_dir.empty() ? nlohmann::json() : nlohmann::json(out->set_dir.string())}});
         return 0;
     }
     if (out->state == State::up_to_date) {
         *ctx.out << "the manifests are up to date (" << describe(out->before) << "); "
-                 << req.channel << " offers serial " << out->offered.serial << "\n";
+                 << printable(req.channel) << " offers serial " << out->offered.serial << "\n";
         return 0;
     }
     *ctx.out << (out->state == State::updated ? "updated the manifests: "

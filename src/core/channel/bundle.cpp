@@ -194,6 +194,33 @@ Status check_files(const std::map<std::string, std::string>& files, std::string_
     return Ok{};
 }
 
+/// What bounds a signer's mistake (or a stolen key): the serial may not run ahead of the day the
+/// bundle was made (YYYYMMDDNN, or any smaller counter), a bundle lives at most k_max_valid_days,
+/// and `created` is not in the future beyond a day of clock skew. Without these one bad bundle
+/// with a huge serial or a far expiry would hold every host until its files were removed by hand.
+std::string bounds_problem(const BundleInfo& info, std::optional<std::time_t> now) {
+    auto created = parse_utc(info.created);
+    auto expires = parse_utc(info.expires);
+    if (!created || !expires) {
+        return "'created' or 'expires' is not a UTC time (2026-12-06T00:00:00Z)";
+    }
+    std::uint64_t day = std::stoull(info.created.substr(0, 4) + info.created.substr(5, 2) +
+                                    info.created.substr(8, 2));
+    if (info.serial > day * 100 + 99) {
+        return "serial " + std::to_string(info.serial) + " runs ahead of its creation day (" +
+               info.created.substr(0, 10) + " allows at most " + std::to_string(day * 100 + 99) +
+               ")";
+    }
+    if (*expires <= *created || *expires - *created > k_max_valid_days * 86400L) {
+        return "valid from " + info.created + " to " + info.expires + ": more than " +
+               std::to_string(k_max_valid_days) + " days, or none";
+    }
+    if (now && *created > *now + 86400) {
+        return "made in the future (" + info.created + "): a clock or a signer is wrong";
+    }
+    return "";
+}
+
 } // namespace
 
 std::optional<std::time_t> parse_utc(std::string_view text) {
@@ -240,6 +267,12 @@ std::string format_utc(std::time_t t) {
     return buf;
 }
 
+Result<std::string>
+check_signature(std::string_view bytes, const Trust& trust, std::string_view origin) {
+    auto env = CUDAENV_TRY(split_envelope(bytes, origin));
+    return check_signatures(env, trust, origin);
+}
+
 Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::string_view origin) {
     auto env = CUDAENV_TRY(split_envelope(bytes, origin));
     Bundle b;
@@ -262,6 +295,9 @@ Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::stri
         return bad(origin, "unknown schema '" + printable(schema->get<std::string>()) + "'");
     }
     b.info = CUDAENV_TRY(read_info(doc, origin));
+    if (auto why = bounds_problem(b.info, trust.now); !why.empty()) {
+        return bad(origin, why);
+    }
     auto need = Version::parse(b.info.requires_version);
     auto have = Version::try_parse(trust.cudaenv_version);
     if (need && have && Version::compare_numeric(*need, *have) > 0) {
@@ -303,6 +339,9 @@ Result<std::string> make_bundle(const std::map<std::string, std::string>& files,
         !Version::try_parse(info.requires_version)) {
         return Error(ErrorCode::usage,
                      "a bundle needs a positive serial, UTC times and a 'requires' version");
+    }
+    if (auto why = bounds_problem(info, std::nullopt); !why.empty()) {
+        return Error(ErrorCode::usage, "refusing to sign: " + why);
     }
     nlohmann::ordered_json doc;
     doc["schema"] = k_bundle_schema;

@@ -37,6 +37,8 @@ inline constexpr const char* k_bundle_file = "manifests.bundle";
 inline constexpr std::size_t k_max_bundle_bytes = std::size_t{64} << 20;
 inline constexpr std::size_t k_max_bundle_files = 20000;
 inline constexpr std::size_t k_max_signatures = 8;
+/// The longest a bundle may be valid (`expires` - `created`).
+inline constexpr long k_max_valid_days = 400;
 
 /// What a bundle says of itself (also what a manifests set's release.json holds).
 struct BundleInfo {
@@ -61,11 +63,18 @@ struct Trust {
 };
 
 /// Reads `bytes` (`origin` names it: the URL) and accepts it only when a signature by one of
-/// `trust.keys` verifies, its schema is one this cudaenv reads, it does not need a newer cudaenv
-/// and it has not expired. Errors: integrity (exit 4: not a bundle, truncated, changed, signed by
-/// no trusted key, expired, a file name outside the manifests' layout), incompatible (exit 8: a
-/// newer format or schema, or `requires` above this cudaenv -- the message says which version).
+/// `trust.keys` verifies, its schema is one this cudaenv reads, it does not need a newer cudaenv,
+/// it has not expired, and its serial and validity stay within bounds (a serial no later than
+/// its creation day's YYYYMMDD99, at most k_max_valid_days of validity, not made in the future).
+/// Errors: integrity (exit 4: not a bundle, truncated, changed, signed by no trusted key, expired,
+/// a file name outside the manifests' layout), incompatible (exit 8: a newer format or schema, or
+/// `requires` above this cudaenv -- the message says which version).
 Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::string_view origin);
+
+/// Only the envelope and the signature (nothing of the payload, no expiry): whether a bundle
+/// already in use is still signed by a key this machine trusts. Returns the key's id.
+Result<std::string>
+check_signature(std::string_view bytes, const Trust& trust, std::string_view origin);
 
 /// Makes a signed bundle of `files` (each checked as open_bundle checks it) with every key.
 Result<std::string> make_bundle(const std::map<std::string, std::string>& files,

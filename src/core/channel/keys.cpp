@@ -37,6 +37,11 @@ Result<std::vector<PublicKey>> site_keys(const std::filesystem::path& sysroot) {
             files.push_back(it->path());
         }
     }
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        return Error(ErrorCode::usage,
+                     "cannot read the site's keys in '" + printable(dir.string()) +
+                         "': " + ec.message());
+    }
     std::sort(files.begin(), files.end());
     std::vector<PublicKey> out;
     for (const auto& f : files) {
@@ -45,7 +50,8 @@ Result<std::vector<PublicKey>> site_keys(const std::filesystem::path& sysroot) {
             return Error(ErrorCode::usage, std::move(text).error().message);
         }
         if (text->size() > 4096) {
-            return Error(ErrorCode::usage, "key file '" + f.string() + "': not a key (too long)");
+            return Error(ErrorCode::usage,
+                         "key file '" + printable(f.string()) + "': not a key (too long)");
         }
         out.push_back(CUDAENV_TRY(parse_public_key(*text, f.string())));
     }

@@ -117,6 +117,27 @@ Result<PublicKey> parse_public_key(std::string_view text, std::string_view origi
         return Error(ErrorCode::usage,
                      "key file '" + printable(origin) + "': the key is not 64 hex digits");
     }
+    // The encodings of the points of small order (libsodium's list): with such a "key" a
+    // signature can verify without any secret, so none may be trusted.
+    static constexpr const char* k_small_order[] = {
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "0000000000000000000000000000000000000000000000000000000000000080",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    };
+    std::string lower = to_hex(k.raw.data(), k.raw.size());
+    for (const char* weak : k_small_order) {
+        if (lower == weak) {
+            return Error(ErrorCode::usage,
+                         "key file '" + printable(origin) +
+                             "': not a usable key (a point of small order, "
+                             "which anyone can sign for)");
+        }
+    }
     k.comment = comment;
     k.origin = std::string(origin);
     return k;

@@ -60,11 +60,36 @@ std::vector<fs::path> roots_of(const store::Root& root) {
     return r;
 }
 
+/// The set in use that a new bundle must not go below: the newest among the floor and the roots'
+/// sets whose own signed bundle still verifies with the keys trusted now. A set signed by a key
+/// since removed (a compromised key, a mistaken signer) no longer holds hosts above it: the next
+/// update replaces it even with a lower serial.
+ManifestsInUse baseline(const UpdateRequest& req, std::vector<std::string>& notes) {
+    auto roots = roots_of(req.root);
+    while (true) {
+        auto m = choose_manifests(req.floor, roots);
+        if (m.origin != ManifestsInUse::Origin::channel) {
+            return m;
+        }
+        auto bytes = read_text_file(m.dir / k_bundle_file);
+        auto id = bytes ? check_signature(*bytes, req.trust, (m.dir / k_bundle_file).string())
+                        : Result<std::string>(bytes.error());
+        if (id) {
+            return m;
+        }
+        notes.push_back("the manifests set in use (serial " + std::to_string(m.release.serial) +
+                        ", in " + m.dir.string() + ") is no longer signed by a trusted key (" +
+                        id.error().message + "): it does not count against this update");
+        roots.erase(std::find(roots.begin(), roots.end(), m.root));
+    }
+}
+
 Error rollback(const Bundle& b, const ManifestsInUse& in_use, const std::string& url) {
     return Error(ErrorCode::integrity,
-                 "manifests bundle '" + url + "' has serial " + std::to_string(b.info.serial) +
-                     ", older than the serial in use (" + std::to_string(in_use.release.serial) +
-                     ", " + in_use.origin_text() + "): refusing to go back")
+                 "manifests bundle '" + printable(url) + "' has serial " +
+                     std::to_string(b.info.serial) + ", older than the serial in use (" +
+                     std::to_string(in_use.release.serial) + ", " + in_use.origin_text() +
+                     "): refusing to go back")
         .with_hint("a mirror or channel serving an old bundle; the manifests in use stay as "
                    "they are");
 }
@@ -96,13 +121,16 @@ Result<fs::path> stage_set(const store::Root& root,
     return stage;
 }
 
-/// Sets in `root` other than `keep`: moved to the trash, then removed (a reader that still has
-/// one open keeps reading its files).
+/// Sets in `root` other than `keep` and older than an hour: moved to the trash, then removed. A
+/// command that chose a set moments ago (readers hold no lock) still finds its files.
 void drop_old_sets(const store::Root& root, const std::vector<std::string>& keep) {
     std::error_code ec;
+    auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
     for (fs::directory_iterator it(root.manifests(), ec), end; !ec && it != end; it.increment(ec)) {
         std::string name = it->path().filename().string();
-        if (!is_set_name(name) || std::find(keep.begin(), keep.end(), name) != keep.end()) {
+        std::error_code tec;
+        if (!is_set_name(name) || std::find(keep.begin(), keep.end(), name) != keep.end() ||
+            fs::last_write_time(it->path(), tec) > hour_ago) {
             continue;
         }
         fs::path to = root.trash() / ("manifests-" + name + "-" + random_hex());
@@ -130,7 +158,7 @@ Result<Bundle> verify_bundle_file(const fs::path& file, const Trust& trust) {
 Result<UpdateOutcome> update(const UpdateRequest& req) {
     UpdateOutcome out;
     out.url = bundle_url(req.channel);
-    out.before = choose_manifests(req.floor, roots_of(req.root));
+    out.before = baseline(req, out.notes);
     auto bytes = CUDAENV_TRY(fetch::fetch_text(out.url, req.policy, k_max_bundle_bytes));
     auto bundle = CUDAENV_TRY(open_bundle(bytes, req.trust, out.url));
     failpoint::hit("update-fetched");
@@ -151,8 +179,10 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     CUDAENV_TRY(req.root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(req.root.dir, req.lock_timeout));
     req.root.sweep(); // what a killed run left in .staging and .trash
+    sweep_temp_files(req.root.manifests(), k_current_record);
     // Another update may have switched while this one fetched.
-    auto now_in_use = choose_manifests(req.floor, roots_of(req.root));
+    std::vector<std::string> again;
+    auto now_in_use = baseline(req, again);
     if (now_in_use.release.serial >= bundle.info.serial) {
         out.before = now_in_use;
         out.changes.clear();

@@ -45,6 +45,8 @@ struct UpdateOutcome {
     std::string key_id;
     std::vector<SetChange> changes;
     std::filesystem::path set_dir; ///< updated: the new set in use
+    /// Said to the user: a set in use passed over because its signer is no longer trusted.
+    std::vector<std::string> notes;
 };
 
 /// The bundle's URL for a channel folder URL.

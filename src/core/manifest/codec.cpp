@@ -999,6 +999,10 @@ Result<ManifestFiles> read_manifest_dir(const std::filesystem::path& dir) {
 Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir) {
     std::vector<Framework> out;
     for (const auto& file : json_files(dir / "frameworks")) {
+        // the files load_catalog reads, no others: the shim and the CLI see one set
+        if (!is_manifest_file_name("frameworks/" + file.filename().string())) {
+            continue;
+        }
         auto doc = CUDAENV_TRY(load_json_file(file));
         out.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));
     }

@@ -169,16 +169,15 @@ Status parallel(std::size_t n, unsigned jobs, const std::function<Status(std::si
 
 } // namespace
 
-/// A local file (File::local) into the partial folder under its sha256, checked as a download.
-Status copy_local(const File& f, int partial_dir, const fs::path& partial) {
-    auto text = CUDAENV_TRY(read_text_file(f.local));
+/// Bytes in hand (File::content) into the partial folder under their sha256, checked as a
+/// download is.
+Status write_content(const File& f, int partial_dir, const fs::path& partial) {
     Sha256 h;
-    h.update(text);
-    if (h.hex_digest() != f.sha256 || (f.size && *f.size != text.size())) {
-        return Error(ErrorCode::integrity,
-                     "'" + f.local.string() + "' changed while it was being mirrored");
+    h.update(*f.content);
+    if (h.hex_digest() != f.sha256 || (f.size && *f.size != f.content->size())) {
+        return Error(ErrorCode::internal, "the bytes given for '" + f.path + "' do not match");
     }
-    return write_file_atomic_at(partial_dir, partial, f.sha256, text, 0644);
+    return write_file_atomic_at(partial_dir, partial, f.sha256, *f.content, 0644);
 }
 
 Result<Outcome> mirror(const fs::path& dir,
@@ -244,8 +243,8 @@ Result<Outcome> mirror(const fs::path& dir,
         fs::path rel(f.path);
         auto folder = CUDAENV_TRY(base.dir(rel.parent_path(), true));
         emit({Event::Kind::downloading, &f, 0, f.size});
-        if (!f.local.empty()) {
-            CUDAENV_TRY(copy_local(f, partial_dir.get(), partial));
+        if (f.content) {
+            CUDAENV_TRY(write_content(f, partial_dir.get(), partial));
             fo.bytes = f.size.value_or(0);
         } else {
             fetch::Request req;

@@ -33,9 +33,9 @@ struct File {
     std::string sha256;
     std::optional<std::uint64_t> size;
     std::string what; ///< "cuda_cudart 11.8.89", "NVIDIA's CUDA 11.8.0 index"
-    /// A file on this machine to copy instead of downloading (the update channel's bundle in
-    /// use); checked against sha256 as a download is.
-    std::filesystem::path local = {};
+    /// Bytes already in hand to write instead of downloading (the update channel's bundle in
+    /// use, read and verified once); checked against sha256 as a download is.
+    std::optional<std::string> content = {};
 };
 
 struct Options {

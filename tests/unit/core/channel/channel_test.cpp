@@ -95,6 +95,13 @@ TEST(Signing, KeyFilesRoundTripAndRefuseWhatIsNotAKey) {
     }
     // a secret key is not a public key
     EXPECT_FALSE(parse_public_key(text, "s"));
+    // points of small order: anyone could sign for them
+    for (const char* weak : {"0000000000000000000000000000000000000000000000000000000000000000",
+                             "0100000000000000000000000000000000000000000000000000000000000000"}) {
+        auto r = parse_public_key(std::string("cudaenv-ed25519-public ") + weak, "weak.pub");
+        ASSERT_FALSE(r) << weak;
+        EXPECT_NE(r.error().message.find("small order"), std::string::npos);
+    }
 }
 
 TEST(Keys, TheBuiltInKeysAreThoseInPackagingKeys) {
@@ -137,7 +144,7 @@ TEST(Bundle, ASignedBundleOpensAndEveryChangedByteIsRefused) {
                     r.error().code == ErrorCode::incompatible)
             << r.error().message;
     }
-    for (std::size_t n = 0; n < bytes->size(); n += 7) {
+    for (std::size_t n = 0; n < bytes->size(); ++n) {
         EXPECT_FALSE(open_bundle(bytes->substr(0, n), t, "b")) << n;
     }
 }
@@ -169,6 +176,34 @@ TEST(Bundle, RefusesExpiredNewerAndUntrusted) {
     auto files = minimal_files();
     files["../x.json"] = "{}";
     EXPECT_FALSE(make_bundle(files, info(), {k}));
+}
+
+TEST(Bundle, SerialAndValidityStayWithinBounds) {
+    ASSERT_TRUE(sys::load(sys::k_crypto));
+    auto k = key_from_hex(k_rfc_secret);
+    auto ahead = info(2026120200); // made 2026-12-01: at most 2026120199
+    auto r = make_bundle(minimal_files(), ahead, {k});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("runs ahead of its creation day"), std::string::npos);
+    EXPECT_TRUE(make_bundle(minimal_files(), info(2026120199), {k}));
+    auto forever = info();
+    forever.expires = "2028-01-06T00:00:00Z";
+    EXPECT_FALSE(make_bundle(minimal_files(), forever, {k}));
+    auto backwards = info();
+    backwards.expires = backwards.created;
+    EXPECT_FALSE(make_bundle(minimal_files(), backwards, {k}));
+    // made in the future (a day of clock skew allowed): signed fine, refused when opened
+    auto t = trust_of(k);
+    auto future = info();
+    future.created = "2026-12-08T00:00:00Z";
+    future.expires = "2027-01-08T00:00:00Z";
+    auto bytes = make_bundle(minimal_files(), future, {k});
+    ASSERT_TRUE(bytes);
+    auto opened = open_bundle(*bytes, t, "b");
+    ASSERT_FALSE(opened);
+    EXPECT_NE(opened.error().message.find("made in the future"), std::string::npos);
+    future.created = "2026-12-06T12:00:00Z";
+    EXPECT_TRUE(open_bundle(*make_bundle(minimal_files(), future, {k}), t, "b"));
 }
 
 TEST(Bundle, UtcTimesAreExact) {
