@@ -451,3 +451,23 @@ def test_a_set_signed_by_a_key_no_longer_trusted_does_not_hold_the_host(chan):
     assert doc["state"] == "updated" and doc["before"]["serial"] == FLOOR_SERIAL
     assert any("no longer signed by a trusted key" in n for n in doc["notes"])
     assert m.serial() == NEW_SERIAL
+
+
+def test_the_mirror_carries_the_channels_bundle_even_when_its_own_floor_is_newer(chan):
+    """The mirror machine's package was upgraded (its floor now outranks the channel's set): the
+    hosts it serves may run older packages, so the channel's bundle is still carried."""
+    m = chan.machine
+    assert m("update").returncode == 0
+    release = json.loads((m.sysroot / "floor" / "release.json").read_text())
+    release["serial"] = NEW_SERIAL + 50
+    (m.sysroot / "floor" / "release.json").write_text(json.dumps(release))
+    assert m.serial() == NEW_SERIAL + 50  # the newer floor wins here
+    fleet = chan.tmp / "fleet-mirror"
+    res = m("mirror", "11.8", "--to", str(fleet), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["channel"] == "cudaenv-channel/manifests.bundle"
+    assert (fleet / "cudaenv-channel" / "manifests.bundle").read_bytes() == chan.good
+    # with a given manifests directory nothing is carried, and the mirror says why
+    res = m("mirror", "11.8", "--to", str(chan.tmp / "other-mirror"), env={"CUDAENV_MANIFESTS": str(chan.floor)})
+    assert res.returncode == 0 and "no update channel bundle carried" in res.stderr, res.stderr
+    assert not (chan.tmp / "other-mirror" / "cudaenv-channel").exists()

@@ -71,14 +71,24 @@ struct Carried {
 /// channel (docs/channel.md). Verified again before it is carried; none when the manifests in
 /// use are the shipped ones or a given directory.
 Result<Carried> channel_file(Context& ctx) {
-    const auto& in_use = ctx.manifests_in_use();
-    if (in_use.origin != channel::ManifestsInUse::Origin::channel) {
+    if (ctx.manifests_in_use().origin == channel::ManifestsInUse::Origin::given) {
         return Carried{std::nullopt,
-                       "no update channel bundle carried: the manifests in use are the " +
-                           std::string(in_use.origin_text()) +
-                           " ones (`cudaenv update` first to carry the channel's)"};
+                       "no update channel bundle carried: the manifests are a "
+                       "given directory (--manifests, CUDAENV_MANIFESTS)"};
     }
-    auto path = in_use.dir / channel::k_bundle_file;
+    // the newest set from the channel, even where this machine's own floor (a newer package) is
+    // newer still: the hosts the mirror serves may run older packages
+    auto root = ctx.root();
+    std::vector<std::filesystem::path> roots{root.dir};
+    roots.insert(roots.end(), root.upstreams.begin(), root.upstreams.end());
+    std::vector<std::string> warnings;
+    auto set = channel::newest_channel_set(roots, warnings);
+    if (!set) {
+        return Carried{std::nullopt,
+                       "no update channel bundle carried: no set from the channel "
+                       "here (`cudaenv update` first)"};
+    }
+    auto path = set->dir / channel::k_bundle_file;
     channel::Trust trust;
     trust.keys = CUDAENV_TRY(channel::trusted_keys(ctx.sysroot()));
     trust.now = std::time(nullptr);

@@ -191,6 +191,43 @@ ManifestsInUse given_manifests(const std::filesystem::path& dir) {
     return m;
 }
 
+std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesystem::path>& roots,
+                                                 std::vector<std::string>& warnings) {
+    std::optional<ManifestsInUse> best;
+    for (const auto& root : roots) {
+        std::error_code ec;
+        if (std::filesystem::is_symlink(root / "manifests", ec)) {
+            // cudaenv makes this folder itself: a link there is someone else's set
+            warnings.push_back("'" + (root / "manifests").string() +
+                               "' is a link that cudaenv did not make (passed over)");
+            continue;
+        }
+        auto rec = read_current(root);
+        if (!rec) {
+            warnings.push_back(rec.error().message + " (passed over)");
+            continue;
+        }
+        if (!*rec || (best && (*rec)->serial <= best->release.serial)) {
+            continue;
+        }
+        auto dir = root / "manifests" / (*rec)->set;
+        auto release = read_release(dir);
+        if (!release || release->serial != (*rec)->serial) {
+            warnings.push_back("the manifests set '" + dir.string() + "' that '" +
+                               (root / "manifests" / k_current_record).string() +
+                               "' names is missing or damaged (passed over)");
+            continue;
+        }
+        ManifestsInUse m;
+        m.origin = ManifestsInUse::Origin::channel;
+        m.dir = dir;
+        m.root = root;
+        m.release = *release;
+        best = std::move(m);
+    }
+    return best;
+}
+
 ManifestsInUse choose_manifests(const std::filesystem::path& floor,
                                 const std::vector<std::filesystem::path>& roots) {
     ManifestsInUse best;
@@ -201,35 +238,12 @@ ManifestsInUse choose_manifests(const std::filesystem::path& floor,
     } else {
         best.warnings.push_back(r.error().message);
     }
-    for (const auto& root : roots) {
-        std::error_code ec;
-        if (std::filesystem::is_symlink(root / "manifests", ec)) {
-            // cudaenv makes this folder itself: a link there is someone else's set
-            best.warnings.push_back("'" + (root / "manifests").string() +
-                                    "' is a link that cudaenv did not make (passed over)");
-            continue;
-        }
-        auto rec = read_current(root);
-        if (!rec) {
-            best.warnings.push_back(rec.error().message + " (passed over)");
-            continue;
-        }
-        if (!*rec || (*rec)->serial <= best.release.serial) {
-            continue;
-        }
-        auto dir = root / "manifests" / (*rec)->set;
-        auto release = read_release(dir);
-        if (!release || release->serial != (*rec)->serial) {
-            best.warnings.push_back("the manifests set '" + dir.string() + "' that '" +
-                                    (root / "manifests" / k_current_record).string() +
-                                    "' names is missing or damaged (passed over)");
-            continue;
-        }
-        best.origin = ManifestsInUse::Origin::channel;
-        best.dir = dir;
-        best.root = root;
-        best.release = *release;
+    auto warnings = best.warnings;
+    auto set = newest_channel_set(roots, warnings);
+    if (set && set->release.serial > best.release.serial) {
+        best = std::move(*set);
     }
+    best.warnings = std::move(warnings);
     return best;
 }
 

@@ -88,6 +88,12 @@ std::vector<std::string> staleness(const ManifestsInUse& m, std::time_t now);
 
 /// Exactly `dir` (--manifests, CUDAENV_MANIFESTS).
 ManifestsInUse given_manifests(const std::filesystem::path& dir);
+/// The highest-serial set `update` installed among `roots` (each root's current.json), whether or
+/// not the floor is newer: what a mirror carries for hosts whose floor may be older than this
+/// one's. A damaged record, a missing set or a planted link is passed over and said in `warnings`.
+std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesystem::path>& roots,
+                                                 std::vector<std::string>& warnings);
+
 /// The highest serial among `floor` and each root's set in use (`roots`: the command's own root
 /// first, then its upstreams).
 ManifestsInUse choose_manifests(const std::filesystem::path& floor,
