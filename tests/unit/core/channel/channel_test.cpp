@@ -1,6 +1,7 @@
 // The update channel's pieces: Ed25519 through libcrypto (against RFC 8032's vectors), the bundle
 // envelope and its checks, and which manifests set is in use.
 #include "core/channel/bundle.hpp"
+#include "core/channel/diff.hpp"
 #include "core/channel/keys.hpp"
 #include "core/channel/sets.hpp"
 #include "core/channel/signing.hpp"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -281,4 +283,71 @@ TEST(Sets, ADamagedRecordIsPassedOverAndSaid) {
           "\"sha256\": \"\", \"channel\": \"\", \"updated\": \"\"}");
     EXPECT_FALSE(read_current(user));
     EXPECT_EQ(choose_manifests(floor, {user}).dir, floor);
+}
+
+namespace {
+
+Version v(const char* text) {
+    return *Version::parse(text);
+}
+
+manifest::Catalog small_catalog() {
+    manifest::Catalog c;
+    manifest::CudaRelease cuda;
+    cuda.version = v("12.4.1");
+    cuda.release_date = "2024-04-12";
+    cuda.driver_min = v("550.54.15");
+    c.cuda.push_back(cuda);
+    manifest::Framework tf;
+    tf.name = "tensorflow";
+    manifest::FrameworkRelease row;
+    row.series = v("2.16");
+    row.tested = v("2.16.1");
+    row.cuda = v("12.3");
+    row.cudnn = v("8.9");
+    tf.releases.push_back(row);
+    c.frameworks.push_back(tf);
+    return c;
+}
+
+} // namespace
+
+TEST(Diff, SaysNewReleasesAndChangedVerdicts) {
+    auto before = small_catalog();
+    auto after = small_catalog();
+    after.cuda[0].driver_min = v("550.40.07"); // a corrected minimum
+    manifest::CudaRelease next;
+    next.version = v("13.5.0");
+    next.release_date = "2026-12-20";
+    next.driver_min = v("620.1");
+    after.cuda.push_back(next);
+    after.frameworks[0].releases[0].cudnn = v("9.3"); // the upstream table was corrected
+    manifest::GpuSupport gpus_before, gpus_after;
+    manifest::GpuListing h100;
+    h100.device = "2331";
+    h100.name = "NVIDIA H100 PCIe";
+    h100.first_per_branch[525] = v("525.85.05");
+    gpus_before.listings.push_back(h100);
+    h100.first_per_branch[520] = v("520.61.05");
+    gpus_after.listings.push_back(h100);
+    auto changes = diff_sets(before, gpus_before, after, gpus_after);
+    std::vector<std::string> lines;
+    for (const auto& c : changes) {
+        lines.push_back(std::string(c.kind_text()) + " " + c.subject + ": " + c.detail);
+    }
+    EXPECT_EQ(lines,
+              (std::vector<std::string>{
+                  "changed CUDA 12.4.1: driver 550.40.07 or newer (was 550.54.15)",
+                  "new CUDA 13.5.0: released 2026-12-20, driver 620.1 or newer",
+                  "changed tensorflow 2.16: CUDA 12.3 + cuDNN 9.3 (was CUDA 12.3 + cuDNN 8.9)",
+                  "changed GPU 2331 (NVIDIA H100 PCIe): first driver 520.61.05, 525.85.05 (was "
+                  "525.85.05)",
+              }));
+    // and what goes away is said too
+    changes = diff_sets(after, gpus_after, before, gpus_before);
+    ASSERT_FALSE(changes.empty());
+    EXPECT_TRUE(std::any_of(changes.begin(), changes.end(), [](const SetChange& c) {
+        return c.kind == SetChange::Kind::removed && c.subject == "CUDA 13.5.0";
+    }));
+    EXPECT_TRUE(diff_sets(before, gpus_before, before, gpus_before).empty());
 }
