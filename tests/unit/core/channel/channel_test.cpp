@@ -287,24 +287,24 @@ TEST(Sets, ADamagedRecordIsPassedOverAndSaid) {
 
 namespace {
 
-Version v(const char* text) {
+Version ver(const char* text) {
     return *Version::parse(text);
 }
 
 manifest::Catalog small_catalog() {
     manifest::Catalog c;
     manifest::CudaRelease cuda;
-    cuda.version = v("12.4.1");
+    cuda.version = ver("12.4.1");
     cuda.release_date = "2024-04-12";
-    cuda.driver_min = v("550.54.15");
+    cuda.driver_min = ver("550.54.15");
     c.cuda.push_back(cuda);
     manifest::Framework tf;
     tf.name = "tensorflow";
     manifest::FrameworkRelease row;
-    row.series = v("2.16");
-    row.tested = v("2.16.1");
-    row.cuda = v("12.3");
-    row.cudnn = v("8.9");
+    row.series = ver("2.16");
+    row.tested = ver("2.16.1");
+    row.cuda = ver("12.3");
+    row.cudnn = ver("8.9");
     tf.releases.push_back(row);
     c.frameworks.push_back(tf);
     return c;
@@ -315,20 +315,20 @@ manifest::Catalog small_catalog() {
 TEST(Diff, SaysNewReleasesAndChangedVerdicts) {
     auto before = small_catalog();
     auto after = small_catalog();
-    after.cuda[0].driver_min = v("550.40.07"); // a corrected minimum
+    after.cuda[0].driver_min = ver("550.40.07"); // a corrected minimum
     manifest::CudaRelease next;
-    next.version = v("13.5.0");
+    next.version = ver("13.5.0");
     next.release_date = "2026-12-20";
-    next.driver_min = v("620.1");
+    next.driver_min = ver("620.1");
     after.cuda.push_back(next);
-    after.frameworks[0].releases[0].cudnn = v("9.3"); // the upstream table was corrected
+    after.frameworks[0].releases[0].cudnn = ver("9.3"); // the upstream table was corrected
     manifest::GpuSupport gpus_before, gpus_after;
     manifest::GpuListing h100;
     h100.device = "2331";
     h100.name = "NVIDIA H100 PCIe";
-    h100.first_per_branch[525] = v("525.85.05");
+    h100.first_per_branch[525] = ver("525.85.05");
     gpus_before.listings.push_back(h100);
-    h100.first_per_branch[520] = v("520.61.05");
+    h100.first_per_branch[520] = ver("520.61.05");
     gpus_after.listings.push_back(h100);
     auto changes = diff_sets(before, gpus_before, after, gpus_after);
     std::vector<std::string> lines;
