@@ -8,8 +8,8 @@ namespace cudaenv {
 
 namespace {
 
-constexpr const char* k_forms = "a SPEC is tf-2.13, tensorflow-2.13, 11.8, 11.8.0, cuda-11.8, "
-                                "cudnn-8.6 (with --cuda) or 11.8+cudnn-8.6";
+constexpr const char* k_forms = "a SPEC is tf-2.13, torch-2.5, torch-2.5+cu121, jax-0.4.30, 11.8, "
+                                "11.8.0, cuda-11.8, cudnn-8.6 (with --cuda) or 11.8+cudnn-8.6";
 
 Error spec_error(std::string_view text, const std::string& why) {
     return Error(ErrorCode::usage, "invalid SPEC '" + printable(text) + "': " + why)
@@ -52,6 +52,19 @@ std::optional<std::string_view> cudnn_version_text(std::string_view part) {
     return part;
 }
 
+/// "cu121", "cu118", "cuda12": a wheel variant's tag (not "cudnn..." nor a version).
+bool is_variant_tag(std::string_view part) {
+    std::size_t digits = part.rfind("cuda", 0) == 0 && part.rfind("cudnn", 0) != 0 ? 4
+                         : part.rfind("cu", 0) == 0                                ? 2
+                                                                                   : 0;
+    if (digits == 0 || part.size() == digits || part.size() > digits + 4) {
+        return false;
+    }
+    return std::all_of(part.begin() + static_cast<std::ptrdiff_t>(digits), part.end(), [](char c) {
+        return c >= '0' && c <= '9';
+    });
+}
+
 Result<Version> cuda_part(std::string_view spec, std::string_view part) {
     if (part.rfind("cuda-", 0) == 0) {
         part.remove_prefix(5);
@@ -78,6 +91,22 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& f
     if (auto plus = text.find('+'); plus != std::string_view::npos) {
         std::string_view left = text.substr(0, plus);
         std::string_view right = text.substr(plus + 1);
+        if (is_variant_tag(right)) {
+            // torch-2.5+cu121, jax-0.4.30+cuda12: a framework's named CUDA build
+            auto fw = parse_spec(left, framework_names);
+            if (!fw) {
+                return fw;
+            }
+            if (fw->kind != Spec::Kind::framework) {
+                return spec_error(text,
+                                  "'+" + printable(right) +
+                                      "' names a framework's CUDA build: write it after a "
+                                      "framework, as 'torch-2.5+cu121'");
+            }
+            fw->text = std::string(text);
+            fw->variant = std::string(right);
+            return fw;
+        }
         auto cudnn = cudnn_version_text(right);
         if (!cudnn) {
             return spec_error(text, "the part after '+' must be a cuDNN, as 'cudnn-8.6'");
@@ -155,7 +184,7 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<std::string>& f
     }
     s.kind = Spec::Kind::framework;
     s.framework = name;
-    s.framework_version = CUDAENV_TRY(version_part(text, ver, 2, 3, "framework"));
+    s.framework_version = CUDAENV_TRY(version_part(text, ver, 2, 4, "framework"));
     return s;
 }
 

@@ -1,6 +1,7 @@
 // SPEC: what a user asks for (docs/spec.md has the grammar with examples).
 //
 //   tf-2.13 | tensorflow-2.13 | tensorflow==2.13.1     a framework release's tested pair
+//   torch-2.5 | torch-2.5+cu121 | jax-0.4.30            PyTorch's PyPI variant or a named one; JAX
 //   11.8 | 11.8.0 | cuda-11.8                          newest matching CUDA release
 //   cudnn-8.6 | cudnn-8.9.7.29                          a cuDNN (needs a CUDA: --cuda)
 //   11.8+cudnn-8.6 | cuda-11.8.0+cudnn8.6.0.163         an explicit CUDA + cuDNN pair
@@ -25,6 +26,7 @@ struct Spec {
     std::string text;      ///< as written
     std::string framework; ///< as written ("tf", "tensorflow"); framework kind only
     std::optional<Version> framework_version;
+    std::string variant; ///< "cu121", "cuda12": a framework's named CUDA build; framework kind only
     std::optional<Version> cuda;
     std::optional<Version> cudnn;
 };

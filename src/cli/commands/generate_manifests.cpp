@@ -38,13 +38,28 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                    {"cudnn", r.cudnn},
                    {"framework_rows", r.framework_rows},
                    {"gpus", r.gpus},
-                   {"registry_checked", r.registry_checked}});
+                   {"registry_checked", r.registry_checked},
+                   {"frameworks", [&] {
+                        nlohmann::json f = nlohmann::json::object();
+                        for (const auto& [name, c] : r.frameworks) {
+                            f[name] = {{"rows", c.rows},
+                                       {"variants", c.variants},
+                                       {"values", c.values},
+                                       {"primary", c.primary}};
+                        }
+                        return f;
+                    }()}});
     } else {
         *ctx.out << "wrote " << out << ": " << r.cuda_redist << " CUDA releases with archives, "
                  << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases, "
                  << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
                  << r.registry_checked << " redistrib files matched the pinned registry; "
                  << r.index_pinned << " releases pinned by their index alone\n";
+        for (const auto& [name, c] : r.frameworks) {
+            *ctx.out << "  " << name << ": " << c.rows << " rows, " << c.variants
+                     << " CUDA builds, " << c.values << " values (" << c.primary
+                     << " from primary sources)\n";
+        }
     }
     for (const auto& u : r.unplaced) {
         *ctx.err << "cudaenv: warning: component " << u

@@ -49,6 +49,23 @@ nlohmann::json resolution_json(const Resolution& r) {
                               {"cudnn", fr.cudnn.str()},
                               {"python", fr.python},
                               {"compiler", fr.compiler}};
+        if (const auto* v = r.framework_variant) {
+            json sources = json::object();
+            for (const auto& [what, src] : v->sources) {
+                sources[what] = json{{"text", src.text}, {"primary", src.primary}};
+            }
+            json variant{
+                {"tag", v->tag},
+                {"default", v->tag == fr.default_variant},
+                {"cuda", v->cuda.str()},
+                {"cuda_is_minimum", v->cuda_floor},
+                {"cudnn", v->cudnn ? json(v->cudnn->str()) : json(nullptr)},
+                {"cudnn_below", v->cudnn_below ? json(v->cudnn_below->str()) : json(nullptr)},
+                {"pins", v->pins},
+                {"pins_are", v->cuda_floor ? "minimums" : "exact"},
+                {"sources", sources}};
+            j["framework"]["variant"] = variant;
+        }
     }
     const auto& c = *r.cuda;
     auto index_json = [](const manifest::PinnedIndex& p) {
@@ -119,6 +136,21 @@ void print_text(std::ostream& o, const Resolution& r) {
             o << ", " << fr.compiler;
         }
         o << ")\n";
+        if (const auto* v = r.framework_variant) {
+            bool floor = v->cuda_floor;
+            std::string line = v->tag + (v->tag == fr.default_variant ? " (the default)" : "") +
+                               ": CUDA " + v->cuda.str() + (floor ? " or later" : "");
+            if (v->cudnn) {
+                line += ", cuDNN " + v->cudnn->str() + (floor ? " or later" : "") +
+                        (v->cudnn_below ? " (below " + v->cudnn_below->str() + ")" : "");
+            }
+            row("build", line);
+            std::string pins;
+            for (const auto& [name, req] : v->pins) {
+                pins += (pins.empty() ? "" : ", ") + name + (req.empty() ? " (any)" : req);
+            }
+            row(floor ? "requires" : "pins", pins.empty() ? "unknown" : pins);
+        }
     } else {
         o << r.spec << "\n";
     }

@@ -448,6 +448,65 @@ Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origi
     return r;
 }
 
+namespace {
+
+Result<std::map<std::string, Sourced>> parse_sources(const Reader& rd, const json& obj) {
+    std::map<std::string, Sourced> out;
+    auto it = obj.find("sources");
+    if (it == obj.end()) {
+        return out;
+    }
+    if (!it->is_object()) {
+        return rd.error("'sources' must be an object");
+    }
+    for (const auto& [key, val] : it->items()) {
+        if (!val.is_object() || !val.contains("text") || !val["text"].is_string() ||
+            !val.contains("primary") || !val["primary"].is_boolean()) {
+            return rd.error("source '" + key + "' must have a 'text' and a boolean 'primary'");
+        }
+        out[key] = Sourced{val["text"].get<std::string>(), val["primary"].get<bool>()};
+    }
+    return out;
+}
+
+Result<FrameworkVariant> parse_variant(const Reader& rd, const json& v) {
+    if (!v.is_object()) {
+        return rd.error("each variant must be an object");
+    }
+    FrameworkVariant fv;
+    fv.tag = CUDAENV_TRY(rd.string(v, "tag"));
+    if (!std::all_of(fv.tag.begin(), fv.tag.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        })) {
+        return rd.error("variant tag '" + fv.tag + "' must be lower-case letters and digits");
+    }
+    fv.cuda = CUDAENV_TRY(rd.version(v, "cuda"));
+    if (auto it = v.find("cuda_floor"); it != v.end()) {
+        if (!it->is_boolean()) {
+            return rd.error("variant " + fv.tag + ": 'cuda_floor' must be a boolean");
+        }
+        fv.cuda_floor = it->get<bool>();
+    }
+    fv.cuda_install = CUDAENV_TRY(rd.opt_version(v, "cuda_install"));
+    fv.cudnn = CUDAENV_TRY(rd.opt_version(v, "cudnn"));
+    fv.cudnn_below = CUDAENV_TRY(rd.opt_version(v, "cudnn_below"));
+    if (auto it = v.find("pins"); it != v.end()) {
+        if (!it->is_object()) {
+            return rd.error("variant " + fv.tag + ": 'pins' must be an object");
+        }
+        for (const auto& [name, req] : it->items()) {
+            if (!req.is_string()) {
+                return rd.error("variant " + fv.tag + ": pin '" + name + "' must be a string");
+            }
+            fv.pins[name] = req.get<std::string>();
+        }
+    }
+    fv.sources = CUDAENV_TRY(parse_sources(rd, v));
+    return fv;
+}
+
+} // namespace
+
 Result<Framework> parse_framework(const json& doc, std::string_view origin) {
     Reader rd(origin);
     CUDAENV_TRY(rd.header(doc, "framework"));
@@ -493,7 +552,10 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
         fr.series = CUDAENV_TRY(rd.version(row, "series"));
         fr.tested = CUDAENV_TRY(rd.version(row, "tested"));
         fr.cuda = CUDAENV_TRY(rd.version(row, "cuda"));
-        fr.cudnn = CUDAENV_TRY(rd.version(row, "cudnn"));
+        if (!row.contains("variants") || row.contains("cudnn")) {
+            fr.cudnn =
+                CUDAENV_TRY(rd.version(row, "cudnn")); // with variants: the default's, if known
+        }
         if (!fr.series.is_prefix_of(fr.tested)) {
             return rd.error("release " + fr.tested.str() + " is not in series " + fr.series.str());
         }
@@ -501,7 +563,46 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
         fr.python = rd.opt_string(row, "python");
         fr.compiler = rd.opt_string(row, "compiler");
         fr.build_tools = rd.opt_string(row, "build_tools");
+        if (auto vs = row.find("variants"); vs != row.end()) {
+            if (!vs->is_array() || vs->empty()) {
+                return rd.error("release " + fr.series.str() +
+                                ": 'variants' must be a non-empty array");
+            }
+            for (const auto& v : *vs) {
+                auto fv = CUDAENV_TRY(parse_variant(rd, v));
+                if (fr.variant(fv.tag)) {
+                    return rd.error("release " + fr.series.str() + " has two variants " + fv.tag);
+                }
+                fr.variants.push_back(std::move(fv));
+            }
+            fr.default_variant = CUDAENV_TRY(rd.string(row, "default_variant"));
+            const auto* d = fr.default_one();
+            if (!d) {
+                return rd.error("release " + fr.series.str() + ": default variant '" +
+                                fr.default_variant + "' is not one of its variants");
+            }
+            // the row's pair is the default variant's: what older readers see
+            if (!d->cuda.is_prefix_of(fr.cuda) && !fr.cuda.is_prefix_of(d->cuda) &&
+                !(d->cuda_install && d->cuda_install->is_prefix_of(fr.cuda))) {
+                return rd.error("release " + fr.series.str() + ": its cuda " + fr.cuda.str() +
+                                " is not its default variant's");
+            }
+        }
+        fr.sources = CUDAENV_TRY(parse_sources(rd, row));
         f.releases.push_back(std::move(fr));
+    }
+    if (auto rules = doc.find("rules"); rules != doc.end()) {
+        if (!rules->is_array()) {
+            return rd.error("'rules' must be an array");
+        }
+        for (const auto& r : *rules) {
+            if (!r.is_object()) {
+                return rd.error("each rule must be an object");
+            }
+            f.rules.push_back({CUDAENV_TRY(rd.string(r, "id")),
+                               CUDAENV_TRY(rd.string(r, "text")),
+                               CUDAENV_TRY(rd.string(r, "source"))});
+        }
     }
     std::sort(f.releases.begin(), f.releases.end(), [](const auto& a, const auto& b) {
         return a.series > b.series;
@@ -792,6 +893,18 @@ ojson to_json(const CudnnRelease& r) {
     return j;
 }
 
+namespace {
+
+ojson sources_json(const std::map<std::string, Sourced>& sources) {
+    ojson out = ojson::object();
+    for (const auto& [key, s] : sources) {
+        out[key] = ojson{{"text", s.text}, {"primary", s.primary}};
+    }
+    return out;
+}
+
+} // namespace
+
 ojson to_json(const Framework& f) {
     ojson j = header_json("framework");
     j["name"] = f.name;
@@ -800,10 +913,10 @@ ojson to_json(const Framework& f) {
     j["compat"] = ojson{{"cuda", rule_name(f.cuda_rule)}, {"cudnn", rule_name(f.cudnn_rule)}};
     ojson rel = ojson::array();
     for (const auto& r : f.releases) {
-        ojson row{{"series", r.series.str()},
-                  {"tested", r.tested.str()},
-                  {"cuda", r.cuda.str()},
-                  {"cudnn", r.cudnn.str()}};
+        ojson row{{"series", r.series.str()}, {"tested", r.tested.str()}, {"cuda", r.cuda.str()}};
+        if (r.cudnn.size() > 0) {
+            row["cudnn"] = r.cudnn.str();
+        }
         if (!r.package.empty()) {
             row["package"] = r.package;
         }
@@ -816,9 +929,50 @@ ojson to_json(const Framework& f) {
         if (!r.build_tools.empty()) {
             row["build_tools"] = r.build_tools;
         }
+        if (!r.variants.empty()) {
+            row["default_variant"] = r.default_variant;
+            ojson vs = ojson::array();
+            for (const auto& v : r.variants) {
+                ojson vj{{"tag", v.tag}, {"cuda", v.cuda.str()}};
+                if (v.cuda_floor) {
+                    vj["cuda_floor"] = true;
+                }
+                if (v.cuda_install) {
+                    vj["cuda_install"] = v.cuda_install->str();
+                }
+                if (v.cudnn) {
+                    vj["cudnn"] = v.cudnn->str();
+                }
+                if (v.cudnn_below) {
+                    vj["cudnn_below"] = v.cudnn_below->str();
+                }
+                if (!v.pins.empty()) {
+                    ojson pins = ojson::object();
+                    for (const auto& [name, req] : v.pins) {
+                        pins[name] = req;
+                    }
+                    vj["pins"] = pins;
+                }
+                if (!v.sources.empty()) {
+                    vj["sources"] = sources_json(v.sources);
+                }
+                vs.push_back(vj);
+            }
+            row["variants"] = vs;
+        }
+        if (!r.sources.empty()) {
+            row["sources"] = sources_json(r.sources);
+        }
         rel.push_back(row);
     }
     j["releases"] = rel;
+    if (!f.rules.empty()) {
+        ojson rules = ojson::array();
+        for (const auto& r : f.rules) {
+            rules.push_back(ojson{{"id", r.id}, {"text", r.text}, {"source", r.source}});
+        }
+        j["rules"] = rules;
+    }
     return j;
 }
 

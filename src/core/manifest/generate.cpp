@@ -3,6 +3,7 @@
 #include "../fs.hpp"
 #include "../sha256.hpp"
 #include "codec.hpp"
+#include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
 
@@ -1090,7 +1091,11 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
 
     CUDAENV_TRY(sync_dir(out / "cuda", cuda_files));
     CUDAENV_TRY(sync_dir(out / "cudnn", cudnn_files));
-    CUDAENV_TRY(sync_dir(out / "frameworks", {{"tensorflow.json", render(to_json(tf))}}));
+    std::map<std::string, std::string> framework_files{{"tensorflow.json", render(to_json(tf))}};
+    for (const auto& fw : CUDAENV_TRY(python_frameworks(ref, report))) {
+        framework_files[fw.name + ".json"] = render(to_json(fw));
+    }
+    CUDAENV_TRY(sync_dir(out / "frameworks", framework_files));
     std::map<std::string, std::string> top{{"gpus.json", render(gpus_to_json(gpus(facts, report)))},
                                            {"rules.json", render(to_json(rules(facts)))},
                                            {"indexes.json", render(indexes_to_json(pinned))}};

@@ -17,6 +17,7 @@
 #include "../error.hpp"
 
 #include <filesystem>
+#include <map>
 
 namespace cudaenv::manifest {
 
@@ -24,7 +25,16 @@ struct GenerateReport {
     std::size_t cuda_redist = 0;
     std::size_t cuda_runfile = 0;
     std::size_t cudnn = 0;
-    std::size_t framework_rows = 0;
+    std::size_t framework_rows = 0; ///< TensorFlow's
+    /// PyTorch's and JAX's: release rows, the values they carry (a variant's CUDA, cuDNN and
+    /// pin set; a release's default variant) and how many of those a primary source gives
+    struct FrameworkCount {
+        std::size_t rows = 0;
+        std::size_t variants = 0;
+        std::size_t values = 0;
+        std::size_t primary = 0;
+    };
+    std::map<std::string, FrameworkCount> frameworks;
     std::size_t gpus = 0;
     std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry

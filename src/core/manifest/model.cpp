@@ -59,6 +59,33 @@ const FrameworkRelease* Framework::find(const Version& v) const {
             return &r;
         }
     }
+    for (const auto& r : releases) { // jax-0.4: the newest 0.4.x
+        if (v.is_prefix_of(r.series)) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+std::string FrameworkVariant::torch_tag(const Version& cuda) {
+    return "cu" + std::to_string(cuda.major()) + std::to_string(cuda.size() > 1 ? cuda.minor() : 0);
+}
+
+const FrameworkVariant* FrameworkRelease::variant(std::string_view tag) const {
+    for (const auto& v : variants) {
+        if (v.tag == tag) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+const FrameworkRule* Framework::rule(std::string_view id) const {
+    for (const auto& r : rules) {
+        if (r.id == id) {
+            return &r;
+        }
+    }
     return nullptr;
 }
 

@@ -129,15 +129,64 @@ struct CudnnRelease {
     const CudnnBuild* build_for(const Version& cuda) const;
 };
 
+/// Where a value comes from: the upstream text it was read from, and whether that text is the
+/// project's own (primary: its repository at a tag, its wheels' METADATA) or a copy, a third
+/// party or an inference (secondary). `resolve` says which values are secondary.
+struct Sourced {
+    std::string text;
+    bool primary = false;
+};
+
+/// One CUDA build of a framework release: PyTorch's wheel variants (cu118, cu121; each pins exact
+/// nvidia-* versions) or JAX's CUDA plugins (cuda12, cuda13; each requires nvidia-* at least).
+struct FrameworkVariant {
+    std::string tag; ///< "cu121", "cuda12"
+    /// The CUDA the wheels were built for (PyTorch: 12.1), or the oldest the wheels accept
+    /// (JAX: its nvidia-cuda-runtime floor, 12.1); `cuda_floor` says which.
+    Version cuda;
+    bool cuda_floor = false;
+    /// The CUDA to install for it when that is not `cuda` itself (JAX: the version its own CI
+    /// built with, when at least the floor).
+    std::optional<Version> cuda_install;
+    /// The cuDNN the wheels pin (PyTorch: 9.1.0.70), or the oldest they accept (JAX: 9.8).
+    std::optional<Version> cudnn;
+    std::optional<Version> cudnn_below; ///< JAX: the first cuDNN they refuse (10.0)
+    /// pip distribution -> requirement as the wheel states it ("==9.1.0.70", ">=9.8,<10.0";
+    /// "cuda-toolkit[cublas,cudart]" -> "==13.0.2" for PyTorch's newer meta package).
+    std::map<std::string, std::string> pins;
+    std::map<std::string, Sourced> sources; ///< "cuda", "cudnn", "pins"
+
+    /// `cuda` as PyTorch names its variants: 12.1 -> "cu121".
+    static std::string torch_tag(const Version& cuda);
+};
+
 struct FrameworkRelease {
     Version series; ///< 2.13: what `tf-2.13` and 2.13.1 fall under
     Version tested; ///< 2.13.0: the release the upstream table lists
-    Version cuda;   ///< 11.8
-    Version cudnn;  ///< 8.6
+    Version cuda;   ///< 11.8 (with variants: the default variant's)
+    Version cudnn;  ///< 8.6 (with variants: the default variant's)
     std::string package;
     std::string python;
     std::string compiler;
     std::string build_tools;
+    /// PyTorch and JAX: every CUDA build of the release, and the one a plain `pip install`
+    /// gets (PyPI's wheel; JAX's `[cuda]` extra). Empty for TensorFlow (one tested pair).
+    std::vector<FrameworkVariant> variants;
+    std::string default_variant;
+    std::map<std::string, Sourced> sources; ///< "variants", "default"
+
+    const FrameworkVariant* variant(std::string_view tag) const;
+
+    const FrameworkVariant* default_one() const { return variant(default_variant); }
+};
+
+/// A verdict rule a framework's rows are judged by, with the upstream text it comes from.
+/// The logic is cudaenv's (resolve.cpp), keyed by `id`; the manifests say which rules apply to
+/// which framework and why.
+struct FrameworkRule {
+    std::string id; ///< "cuda-major", "cuda-minor", "cuda-floor", "cudnn-min-minor", "cudnn-floor"
+    std::string text;   ///< what it says, in a sentence
+    std::string source; ///< where upstream says so
 };
 
 /// How a framework build tolerates another CUDA or cuDNN than the one it was built with.
@@ -153,6 +202,11 @@ struct Framework {
     CompatRule cuda_rule = CompatRule::same_major_min_minor;
     CompatRule cudnn_rule = CompatRule::same_major_min_minor;
     std::vector<FrameworkRelease> releases; ///< newest first
+    /// The rules of a framework whose releases have variants; empty for TensorFlow, judged by
+    /// `cuda_rule` and `cudnn_rule` against its one tested pair.
+    std::vector<FrameworkRule> rules;
+
+    const FrameworkRule* rule(std::string_view id) const;
 
     /// The row a framework version falls under: 2.13.1 -> the 2.13 row.
     const FrameworkRelease* find(const Version& v) const;

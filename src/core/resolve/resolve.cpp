@@ -209,11 +209,133 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
 
 } // namespace
 
+const FrameworkVariant* best_variant(const FrameworkRelease& rel, const Version& cuda) {
+    const FrameworkVariant* best = nullptr;
+    for (const auto& v : rel.variants) {
+        if (v.cuda.major() != cuda.major()) {
+            continue;
+        }
+        bool exact = v.cuda_floor || (cuda.size() >= 2 && v.cuda.minor() == cuda.minor());
+        if (exact) {
+            return &v;
+        }
+        if (!best || v.cuda > best->cuda) {
+            best = &v;
+        }
+    }
+    return best;
+}
+
+namespace {
+
+std::string variants_text(const FrameworkRelease& rel) {
+    std::string out;
+    for (const auto& v : rel.variants) {
+        out += (out.empty() ? "" : ", ") + v.tag + " (CUDA " + v.cuda.str() +
+               (v.cuda_floor ? "+" : "") + ")";
+    }
+    return out;
+}
+
+/// "cudnn-floor: <text> [source]" for an error's hint.
+std::string rule_hint(const Framework& fw, std::string_view id) {
+    const auto* r = fw.rule(id);
+    return r ? "rule " + r->id + ": " + r->source : std::string();
+}
+
+Error variant_error(const Framework& fw,
+                    std::string_view rule,
+                    const std::string& message,
+                    const std::string& hint) {
+    auto e = Error(ErrorCode::incompatible, message).with_hint(hint);
+    if (auto h = rule_hint(fw, rule); !h.empty()) {
+        e = std::move(e).with_hint(h);
+    }
+    return e;
+}
+
+} // namespace
+
+Status check_variant_compat(const Framework& fw,
+                            const FrameworkRelease& rel,
+                            const FrameworkVariant* var,
+                            const Version& cuda,
+                            const std::optional<Version>& cudnn,
+                            std::vector<std::string>* notes) {
+    std::string name = fw.name + " " + rel.series.str();
+    if (!var) {
+        var = best_variant(rel, cuda);
+    }
+    if (!var || var->cuda.major() != cuda.major()) {
+        std::string has = var ? var->tag + " is built for CUDA " + var->cuda.str()
+                              : "it has CUDA builds " + variants_text(rel);
+        const auto* d = rel.default_one();
+        return variant_error(
+            fw,
+            "cuda-major",
+            name + ": " + has + "; CUDA " + cuda.str() + " is incompatible (another major: " +
+                (fw.rule("cuda-major") ? fw.rule("cuda-major")->text : "no build for it") + ")",
+            d ? "use a CUDA it was built for: cudaenv resolve " + fw.name + "-" + rel.series.str() +
+                    "+" + d->tag
+              : "cudaenv resolve " + fw.name + "-" + rel.series.str());
+    }
+    std::string build = name + "+" + var->tag;
+    if (var->cuda_floor) {
+        if (var->cuda.size() >= 2 && cuda.size() >= 2 &&
+            Version::compare_numeric(cuda.truncated(2), var->cuda) < 0) {
+            return variant_error(
+                fw,
+                "cuda-floor",
+                build + " needs CUDA " + var->cuda.str() + " or later of its major; CUDA " +
+                    cuda.str() + " is incompatible (older than its floor)",
+                "cudaenv resolve " + fw.name + "-" + rel.series.str() + "+" + var->tag);
+        }
+    } else if (cuda.size() >= 2 && cuda.minor() != var->cuda.minor() && notes) {
+        notes->push_back("CUDA " + cuda.str() + " is not " + build + "'s CUDA " + var->cuda.str() +
+                         ": NVIDIA's minor-version compatibility carries it (an extension "
+                         "built with its nvcc gets a warning, not an error)");
+    }
+    if (cudnn && cudnn->size() > 0) {
+        if (!var->cudnn) {
+            if (notes) {
+                notes->push_back("the manifests know no cuDNN for " + build + ": cuDNN " +
+                                 cudnn->str() + " is not judged");
+            }
+        } else if (var->cuda_floor) {
+            bool low = Version::compare_numeric(*cudnn, *var->cudnn) < 0;
+            bool high =
+                var->cudnn_below && Version::compare_numeric(*cudnn, *var->cudnn_below) >= 0;
+            if (low || high) {
+                return variant_error(
+                    fw,
+                    "cudnn-floor",
+                    build + " needs cuDNN >= " + var->cudnn->str() +
+                        (var->cudnn_below ? " and < " + var->cudnn_below->str() : "") + "; cuDNN " +
+                        cudnn->str() + " is incompatible (" +
+                        (low ? "below its floor" : "at or above its cap") + ")",
+                    "cudaenv resolve " + fw.name + "-" + rel.series.str() + "+" + var->tag);
+            }
+        } else if (!rule_allows(CompatRule::same_major_min_minor, *var->cudnn, *cudnn)) {
+            return variant_error(fw,
+                                 "cudnn-min-minor",
+                                 build + " was built with cuDNN " + var->cudnn->str() + "; cuDNN " +
+                                     cudnn->str() + " is incompatible (it needs cuDNN " +
+                                     rule_text(CompatRule::same_major_min_minor, *var->cudnn) + ")",
+                                 "cudaenv resolve " + fw.name + "-" + rel.series.str() + "+" +
+                                     var->tag);
+        }
+    }
+    return Ok{};
+}
+
 Status check_framework_compat(const Framework& fw,
                               const FrameworkRelease& rel,
                               const Version& cuda,
                               const std::optional<Version>& cudnn,
                               std::vector<std::string>* notes) {
+    if (!rel.variants.empty()) {
+        return check_variant_compat(fw, rel, nullptr, cuda, cudnn, notes);
+    }
     auto tested = "CUDA " + rel.cuda.str() + " + cuDNN " + rel.cudnn.str();
     auto hint = "use the tested pair: cudaenv resolve " + fw.name + "-" + rel.series.str() + " (" +
                 tested + ")";
@@ -254,6 +376,87 @@ Status check_framework_compat(const Framework& fw,
     }
     return Ok{};
 }
+
+namespace {
+
+Version major_of(const Version& v) {
+    return v.truncated(1);
+}
+
+/// PyTorch's and JAX's half of resolve(): which CUDA build of the release (the SPEC's +tag, the
+/// one --cuda names, else the default), and the CUDA and cuDNN to look for.
+Status choose_variant(const Framework& fw,
+                      const FrameworkRelease& rel,
+                      const Spec& spec,
+                      const ResolveOptions& opt,
+                      Resolution& res,
+                      std::optional<Version>& want_cuda,
+                      std::optional<Version>& want_cudnn) {
+    const FrameworkVariant* var = nullptr;
+    if (!spec.variant.empty()) {
+        var = rel.variant(spec.variant);
+        if (!var) {
+            std::vector<std::string> tags;
+            for (const auto& v : rel.variants) {
+                tags.push_back(v.tag);
+            }
+            auto err = Error(ErrorCode::not_found,
+                             fw.name + " " + rel.series.str() + " has no CUDA build '" +
+                                 spec.variant + "' (it has " + variants_text(rel) + ")");
+            if (auto m = closest_match(spec.variant, tags)) {
+                err = std::move(err).with_hint("did you mean '" + fw.name + "-" + rel.series.str() +
+                                               "+" + *m + "'?");
+            }
+            return err;
+        }
+    } else if (opt.cuda) {
+        var = best_variant(rel, *opt.cuda);
+    }
+    if (!var) {
+        var = rel.default_one();
+    }
+    res.framework_variant = var;
+    const auto& src = rel.sources;
+    if (spec.variant.empty() && !opt.cuda) {
+        auto d = src.find("default");
+        res.notes.push_back(fw.name + " " + rel.series.str() + "'s default build is " + var->tag +
+                            (fw.name == "pytorch" ? " (PyPI's wheel)" : " (the [cuda] extra)") +
+                            (d != src.end() && !d->second.primary
+                                 ? "; secondary source: " + d->second.text
+                                 : std::string()));
+    }
+    if (var->cuda_floor) {
+        // a floor: the version its CI built with, else the newest of the major
+        want_cuda = opt.cuda ? *opt.cuda : var->cuda_install.value_or(major_of(var->cuda));
+        want_cudnn = opt.cudnn    ? opt.cudnn
+                     : var->cudnn ? std::optional<Version>(major_of(*var->cudnn))
+                                  : std::nullopt;
+    } else {
+        want_cuda = opt.cuda ? *opt.cuda : var->cuda;
+        want_cudnn = opt.cudnn ? opt.cudnn : var->cudnn;
+    }
+    if (!var->cudnn) {
+        res.notes.push_back("the manifests know no cuDNN for " + fw.name + " " + rel.series.str() +
+                            "+" + var->tag + (opt.cudnn ? "" : ": none is installed with it"));
+    }
+    for (const char* what : {"cuda", "cudnn", "pins"}) {
+        if (auto it = var->sources.find(what); it != var->sources.end() && !it->second.primary) {
+            res.notes.push_back(std::string(what == std::string("pins")   ? "the nvidia-* pins"
+                                            : what == std::string("cuda") ? "the CUDA"
+                                                                          : "the cuDNN") +
+                                " of " + fw.name + " " + rel.series.str() + "+" + var->tag +
+                                " come from a secondary source: " + it->second.text);
+        }
+    }
+    if (var->pins.empty()) {
+        res.notes.push_back("the manifests know no nvidia-* pins for " + fw.name + " " +
+                            rel.series.str() + "+" + var->tag);
+    }
+    // a CUDA of another major is refused before anything is looked up
+    return check_variant_compat(fw, rel, var, *want_cuda, std::nullopt, nullptr);
+}
+
+} // namespace
 
 Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOptions& opt) {
     Resolution res;
@@ -303,9 +506,13 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         res.framework = fw;
         res.framework_release = rel;
         res.framework_version = spec.framework_version;
-        want_cuda = opt.cuda ? opt.cuda : std::optional<Version>(rel->cuda);
-        want_cudnn = opt.cudnn ? opt.cudnn : std::optional<Version>(rel->cudnn);
-        CUDAENV_TRY(check_framework_compat(*fw, *rel, *want_cuda, want_cudnn, &res.notes));
+        if (!rel->variants.empty()) {
+            CUDAENV_TRY(choose_variant(*fw, *rel, spec, opt, res, want_cuda, want_cudnn));
+        } else {
+            want_cuda = opt.cuda ? opt.cuda : std::optional<Version>(rel->cuda);
+            want_cudnn = opt.cudnn ? opt.cudnn : std::optional<Version>(rel->cudnn);
+            CUDAENV_TRY(check_framework_compat(*fw, *rel, *want_cuda, want_cudnn, &res.notes));
+        }
     } else {
         if (opt.cuda) {
             if (want_cuda && !opt.cuda->is_prefix_of(*want_cuda) &&
@@ -340,6 +547,15 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
     }
     if (want_cudnn) {
         res.cudnn = c.newest_cudnn(*want_cudnn, res.cuda->version);
+        if (!res.cudnn && res.framework_variant && !opt.cudnn && want_cudnn->size() > 2) {
+            // the wheels' exact cuDNN is not one the manifests carry: its series then
+            if ((res.cudnn = c.newest_cudnn(want_cudnn->truncated(2), res.cuda->version))) {
+                res.notes.push_back("cuDNN " + want_cudnn->str() + " (what the " +
+                                    res.framework_variant->tag +
+                                    " wheels pin) is not in the manifests: cuDNN " +
+                                    res.cudnn->version.str() + " of its series instead");
+            }
+        }
         if (!res.cudnn) {
             // Either no such cuDNN at all, or none built for this CUDA.
             const CudnnRelease* any = c.newest_cudnn(*want_cudnn);
@@ -365,6 +581,16 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         } else {
             res.cudnn_sublibraries = {"libcudnn"};
         }
+    }
+    if (res.framework_variant) {
+        // judged on what was resolved: JAX's floors hold for the release picked, not the prefix
+        CUDAENV_TRY(check_variant_compat(*res.framework,
+                                         *res.framework_release,
+                                         res.framework_variant,
+                                         res.cuda->version,
+                                         res.cudnn ? std::optional<Version>(res.cudnn->version)
+                                                   : std::nullopt,
+                                         &res.notes));
     }
     add_archives(c, res, opt);
     return res;

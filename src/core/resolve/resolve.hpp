@@ -45,6 +45,8 @@ struct Resolution {
     std::string spec;
     const manifest::Framework* framework = nullptr;
     const manifest::FrameworkRelease* framework_release = nullptr;
+    /// PyTorch's and JAX's CUDA build: named in the SPEC (+cu121), else the release's default.
+    const manifest::FrameworkVariant* framework_variant = nullptr;
     std::optional<Version> framework_version; ///< as asked: 2.13.1
     const manifest::CudaRelease* cuda = nullptr;
     const manifest::CudnnRelease* cudnn = nullptr;
@@ -103,6 +105,23 @@ Status check_framework_compat(const manifest::Framework& framework,
                               const Version& cuda,
                               const std::optional<Version>& cudnn,
                               std::vector<std::string>* notes = nullptr);
+
+/// The same for a release with CUDA variants (PyTorch, JAX), by the framework's rules
+/// (manifests' `rules`, each with its source): a CUDA major no variant has is refused; another
+/// minor of a built-for CUDA is a note (minor-version compatibility); a CUDA below a JAX floor,
+/// a cuDNN of another major, below PyTorch's minor or outside JAX's range is refused. `variant`
+/// null: judged against the variant that fits `cuda` best.
+Status check_variant_compat(const manifest::Framework& framework,
+                            const manifest::FrameworkRelease& release,
+                            const manifest::FrameworkVariant* variant,
+                            const Version& cuda,
+                            const std::optional<Version>& cudnn,
+                            std::vector<std::string>* notes = nullptr);
+
+/// The variant of `release` that fits `cuda` best: the same major.minor (PyTorch) or the major
+/// (JAX), else the newest of the same major; null when no variant has its major.
+const manifest::FrameworkVariant* best_variant(const manifest::FrameworkRelease& release,
+                                               const Version& cuda);
 
 /// The platform key of the machine cudaenv runs on ("linux-x86_64", "linux-sbsa").
 std::string host_platform();

@@ -85,3 +85,31 @@ TEST(SpecParse, AcceptsUnknownFrameworkNamesWhenNoneAreKnown) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->framework, "jax");
 }
+
+TEST(SpecParse, FrameworkVariants) {
+    auto s = parse_spec("torch-2.5+cu121", {"torch", "pytorch"});
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->kind, Spec::Kind::framework);
+    EXPECT_EQ(s->framework, "torch");
+    EXPECT_EQ(s->framework_version->str(), "2.5");
+    EXPECT_EQ(s->variant, "cu121");
+    EXPECT_EQ(s->text, "torch-2.5+cu121");
+    s = parse_spec("torch==2.5.1+cu118", {"torch"});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->framework_version->str(), "2.5.1");
+    EXPECT_EQ(s->variant, "cu118");
+    s = parse_spec("jax-0.9.0.1+cuda13", {"jax"});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->framework_version->str(), "0.9.0.1");
+    EXPECT_EQ(s->variant, "cuda13");
+    // a variant names a framework's build: after a CUDA it is a usage error
+    for (const char* bad : {"11.8+cu121", "torch-2.5+cu", "torch-2.5+cu12x"}) {
+        auto r = parse_spec(bad, {"torch"});
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error().code, ErrorCode::usage) << bad;
+    }
+    // the pair form keeps working
+    s = parse_spec("12.4+cudnn-9.1", {"torch"});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->kind, Spec::Kind::pair);
+}

@@ -201,7 +201,7 @@ TEST(BuiltinManifests, LoadAndRoundTrip) {
     const auto& c = *r;
     EXPECT_GE(c.cuda.size(), 36u);
     EXPECT_GE(c.cudnn.size(), 60u);
-    ASSERT_EQ(c.frameworks.size(), 1u);
+    ASSERT_EQ(c.frameworks.size(), 3u); // jax, pytorch, tensorflow
     EXPECT_GE(c.gpus.size(), 60u);
     for (const auto& rel : c.cuda) {
         auto j = json::parse(to_json(rel).dump());
@@ -214,9 +214,35 @@ TEST(BuiltinManifests, LoadAndRoundTrip) {
         ASSERT_TRUE(back) << back.error().message;
         EXPECT_EQ(to_json(*back).dump(), to_json(rel).dump());
     }
-    auto fw = parse_framework(json::parse(to_json(c.frameworks[0]).dump()), "tf");
-    ASSERT_TRUE(fw);
-    EXPECT_EQ(to_json(*fw).dump(), to_json(c.frameworks[0]).dump());
+    for (const auto& f : c.frameworks) {
+        auto fw = parse_framework(json::parse(to_json(f).dump()), f.name);
+        ASSERT_TRUE(fw) << fw.error().message;
+        EXPECT_EQ(to_json(*fw).dump(), to_json(f).dump());
+    }
+}
+
+// A variant row is refused when its default is not one of its variants, or when its tag is not
+// a plain lower-case word (it lands in SPECs and pip index URLs).
+TEST(FrameworkVariants, BadRowsAreIntegrityErrors) {
+    auto doc = [](const std::string& def, const std::string& tag) {
+        return json::parse(R"({"schema":"cudaenv.manifest/1","kind":"framework","name":"pytorch",
+            "releases":[{"series":"2.5","tested":"2.5.0","cuda":"12.4","cudnn":"9.1",
+            "default_variant":")" +
+                           def + R"(","variants":[{"tag":")" + tag +
+                           R"(","cuda":"12.4","cudnn":"9.1.0.70",
+            "sources":{"cuda":{"text":"t","primary":true}}}]}]})");
+    };
+    auto good = parse_framework(doc("cu124", "cu124"), "t");
+    ASSERT_TRUE(good) << good.error().message;
+    EXPECT_EQ(good->releases[0].default_one()->cudnn->str(), "9.1.0.70");
+    EXPECT_TRUE(good->releases[0].default_one()->sources.at("cuda").primary);
+    for (auto [def, tag] : {std::pair<std::string, std::string>{"cu121", "cu124"},
+                            {"cu124", "cu 124"},
+                            {"cu124", "../x"}}) {
+        auto bad = parse_framework(doc(def, tag), "t");
+        ASSERT_FALSE(bad) << def << " " << tag;
+        EXPECT_EQ(bad.error().code, ErrorCode::integrity);
+    }
 }
 
 TEST(BuiltinManifests, HoldTheFactsTheIssueNames) {

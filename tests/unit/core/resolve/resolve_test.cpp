@@ -21,7 +21,7 @@ const Catalog& catalog() {
 }
 
 Result<Resolution> run(const std::string& text, ResolveOptions opt = {}) {
-    auto spec = parse_spec(text, {"tensorflow", "tf"});
+    auto spec = parse_spec(text, {"tensorflow", "tf", "pytorch", "torch", "jax", "jaxlib"});
     if (!spec) {
         return std::move(spec).error();
     }
@@ -394,4 +394,90 @@ TEST(Resolve, CudnnJitComesWithCudnn) {
     for (const auto& a : old->archives) {
         EXPECT_NE(a.component, "cudnn_jit");
     }
+}
+
+// PyTorch and JAX, every row of the built-in manifests: each variant accepts its own CUDA and
+// cuDNN; a CUDA of another major is refused; another minor is a note for PyTorch (minor-version
+// compatibility) and a CUDA below a JAX floor is refused; a cuDNN of another major is refused.
+TEST(FrameworkCompat, EveryVariantAcceptsItsOwnAndRefusesAnotherMajor) {
+    for (const char* name : {"pytorch", "jax"}) {
+        const auto* fw = catalog().framework(name);
+        ASSERT_NE(fw, nullptr) << name;
+        for (const char* rule : {"cuda-major"}) {
+            ASSERT_NE(fw->rule(rule), nullptr) << name << " " << rule;
+            EXPECT_FALSE(fw->rule(rule)->source.empty());
+        }
+        for (const auto& row : fw->releases) {
+            ASSERT_NE(row.default_one(), nullptr) << name << " " << row.series.str();
+            for (const auto& var : row.variants) {
+                std::string at = std::string(name) + " " + row.series.str() + "+" + var.tag;
+                Version own = var.cuda_install.value_or(var.cuda);
+                std::vector<std::string> notes;
+                EXPECT_TRUE(check_variant_compat(*fw, row, &var, own, var.cudnn, &notes)) << at;
+                Version other = v(var.cuda.major() == 12 ? "13.0" : "12.8");
+                auto r = check_variant_compat(*fw, row, &var, other, var.cudnn);
+                ASSERT_FALSE(r) << at;
+                EXPECT_EQ(r.error().code, ErrorCode::incompatible);
+                if (var.cudnn) {
+                    Version dnn =
+                        *Version::try_parse(std::to_string(var.cudnn->major() + 1) + ".0");
+                    EXPECT_FALSE(check_variant_compat(*fw, row, &var, own, dnn)) << at;
+                }
+                if (!var.cuda_floor) {
+                    Version next = *Version::try_parse(std::to_string(var.cuda.major()) + "." +
+                                                       std::to_string(var.cuda.minor() + 1));
+                    notes.clear();
+                    EXPECT_TRUE(check_variant_compat(*fw, row, &var, next, std::nullopt, &notes))
+                        << at;
+                    ASSERT_EQ(notes.size(), 1u) << at;
+                    EXPECT_NE(notes[0].find("minor-version compatibility"), std::string::npos);
+                } else if (var.cuda.size() >= 2 && var.cuda.minor() > 0) {
+                    Version below = *Version::try_parse(std::to_string(var.cuda.major()) + "." +
+                                                        std::to_string(var.cuda.minor() - 1));
+                    EXPECT_FALSE(check_variant_compat(*fw, row, &var, below, std::nullopt)) << at;
+                }
+            }
+        }
+    }
+}
+
+// Real releases, real verdicts: the variant PyPI serves, the rule and its source in the refusal.
+TEST(FrameworkVerdicts, PyTorchAndJaxReleases) {
+    auto r = run("torch-2.5");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->framework_variant->tag, "cu124");
+    EXPECT_EQ(r->cuda->version.truncated(2).str(), "12.4");
+    EXPECT_EQ(r->cudnn->version.str(), "9.1.0.70");
+
+    r = run("torch-2.5+cu118");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->cuda->version.truncated(2).str(), "11.8");
+
+    ResolveOptions o;
+    o.cuda = v("13.0");
+    r = run("torch-2.5", o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::incompatible);
+    ASSERT_GE(r.error().hints.size(), 2u);
+    EXPECT_NE(r.error().hints[1].find("cpp_extension.py"), std::string::npos);
+
+    ResolveOptions dnn;
+    dnn.cudnn = v("8.5");
+    EXPECT_FALSE(run("torch-2.1+cu118", dnn)); // built with 8.7: minor below
+    dnn.cudnn = v("8.9");
+    EXPECT_TRUE(run("torch-2.1+cu118", dnn));
+
+    o.cuda = v("12.4");
+    r = run("jax-0.9.0", o); // nvcc floor 12.6.85
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("older than its floor"), std::string::npos);
+    dnn.cudnn = v("9.1");
+    EXPECT_FALSE(run("jax-0.4.26", dnn)); // >=8.9.2.26,<9.0
+    dnn.cudnn = v("9.5");
+    EXPECT_FALSE(run("jax-0.6.0", dnn)); // >=9.8
+    r = run("jax-0.11.0+cuda13");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->cuda->version.major(), 13u);
+    EXPECT_FALSE(run("jax-0.6.0+cuda13")); // no such build before 0.7.0
+    EXPECT_EQ(run("torch-2.5+cu999").error().code, ErrorCode::not_found);
 }
