@@ -26,6 +26,7 @@ struct GenerateReport {
     std::size_t cuda_runfile = 0;
     std::size_t cudnn = 0;
     std::size_t framework_rows = 0; ///< TensorFlow's
+
     /// PyTorch's and JAX's: release rows, the values they carry (a variant's CUDA, cuDNN and
     /// pin set; a release's default variant) and how many of those a primary source gives
     struct FrameworkCount {
@@ -34,6 +35,7 @@ struct GenerateReport {
         std::size_t values = 0;
         std::size_t primary = 0;
     };
+
     std::map<std::string, FrameworkCount> frameworks;
     std::size_t gpus = 0;
     std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
