@@ -957,7 +957,7 @@ def test_frameworks_torch_cpu_and_torch_for_a_newer_driver(m):
 
 def test_frameworks_none_is_skipped(m):
     m.p(m.site_packages()).mkdir(parents=True)
-    expect(probe(m, "frameworks", env=VENV), "skip", "no TensorFlow or PyTorch")
+    expect(probe(m, "frameworks", env=VENV), "skip", "no TensorFlow, PyTorch or JAX")
 
 
 # -- 12. containers, 13. WSL2 ---------------------------------------------------------------------

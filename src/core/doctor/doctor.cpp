@@ -77,7 +77,7 @@ const Probe k_probes[] = {
     {"environment", "Environment", "Environment variables", {}, &checks::environment},
     {"container", "Environment", "Container", {}, &checks::container},
     {"wsl", "Environment", "WSL2", {}, &checks::wsl},
-    {"frameworks", "Frameworks", "TensorFlow and PyTorch", {}, &checks::frameworks},
+    {"frameworks", "Frameworks", "TensorFlow, PyTorch and JAX", {}, &checks::frameworks},
     {"cudaenv", "cudaenv", "cudaenv itself", {}, &checks::self},
 };
 

@@ -1,9 +1,15 @@
-// Probe 11: TensorFlow and PyTorch in the active Python environment, read as files (nothing is
-// imported): tensorflow-cpu installed instead of tensorflow; the CUDA and cuDNN TensorFlow was
-// built with (tensorflow/python/platform/build_info.py) against what will load, and the manifests'
-// verdict for that pair; PyTorch's torch/version.py likewise.
+// Probe 11: TensorFlow, PyTorch and JAX in the active Python environment, read as files (nothing
+// is imported; core/pyenv finds them): tensorflow-cpu installed instead of tensorflow; the CUDA
+// and cuDNN TensorFlow was built with (build_info.py) against what will load, and the manifests'
+// verdict for that pair; for torch and jax, the CUDA they were built for, which libcudnn and
+// libcublas they would load -- the wheel's, LD_LIBRARY_PATH's, the toolkit's -- in the loader's
+// order for the object that needs them (its DT_RPATH comes before LD_LIBRARY_PATH, its
+// DT_RUNPATH after; JAX from 0.6.2 preloads the wheels by path), a copy that does not satisfy the
+// framework's rules, and a mismatch with the selected nvcc or the driver.
+#include "../../pyenv/pyenv.hpp"
+#include "../../pyenv/pyinfo.hpp"
 #include "../../resolve/resolve.hpp"
-#include "../pyinfo.hpp"
+#include "../../sys/elf.hpp"
 #include "probes.hpp"
 
 #include <algorithm>
@@ -13,84 +19,41 @@ namespace cudaenv::doctor::checks {
 
 namespace {
 
-/// site-packages folders of the active environment: VIRTUAL_ENV, CONDA_PREFIX, else the python3
-/// on PATH (through pyenv's shims), then the user's site.
-std::vector<std::string> site_dirs(Host& h) {
-    std::vector<std::string> prefixes;
-    for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-        if (auto v = h.env(var); v && !v->empty()) {
-            prefixes.push_back(*v);
-        }
+/// The doctor's view of the machine (under the sysroot) for core/pyenv.
+class HostFiles final : public pyenv::Files {
+  public:
+    explicit HostFiles(Host& h) : m_h(h) {}
+
+    std::vector<std::string> list(const std::string& dir) const override { return m_h.list(dir); }
+
+    std::optional<std::string> read(const std::string& file, std::size_t max) const override {
+        return m_h.read(file, max);
     }
-    if (prefixes.empty()) {
-        if (auto py = h.which("python3")) {
-            if (py->find("/.pyenv/shims/") != std::string::npos) {
-                std::string pyenv = py->substr(0, py->find("/shims/"));
-                std::string version = h.env("PYENV_VERSION").value_or("");
-                if (version.empty()) {
-                    auto text = h.read(pyenv + "/version", 256).value_or("");
-                    version = text.substr(0, text.find_first_of("\r\n :"));
-                }
-                if (!version.empty()) {
-                    prefixes.push_back(pyenv + "/versions/" + version);
-                }
-            } else {
-                std::string real = h.canonical(*py);
-                auto bin = real.rfind("/bin/");
-                if (bin != std::string::npos) {
-                    prefixes.push_back(bin == 0 ? "/" : real.substr(0, bin));
-                }
-            }
-        }
+
+    bool is_dir(const std::string& path) const override { return m_h.is_dir(path); }
+
+    bool exists(const std::string& path) const override { return m_h.exists(path); }
+
+    std::string canonical(const std::string& path) const override { return m_h.canonical(path); }
+
+    std::optional<std::string> env(const std::string& name) const override { return m_h.env(name); }
+
+    std::optional<std::string> which(const std::string& tool) const override {
+        return m_h.which(tool);
     }
-    std::vector<std::string> out;
-    std::set<std::string> seen;
-    auto add = [&](const std::string& d) {
-        if (h.is_dir(d) && seen.insert(h.canonical(d)).second) {
-            out.push_back(d);
-        }
-    };
-    for (const auto& p : prefixes) {
-        std::string base = p == "/" ? "" : p;
-        for (const auto& name : h.list(base + "/lib")) {
-            if (name.rfind("python3", 0) == 0) {
-                add(base + "/lib/" + name + "/site-packages");
-                add(base + "/lib/" + name + "/dist-packages");
-            }
-        }
-        if (base == "/usr") {
-            add("/usr/lib/python3/dist-packages");
-            for (const auto& name : h.list("/usr/local/lib")) {
-                if (name.rfind("python3", 0) == 0) {
-                    add("/usr/local/lib/" + name + "/dist-packages");
-                }
-            }
-        }
-    }
-    if (auto home = h.env("HOME"); home && !h.env("VIRTUAL_ENV")) {
-        for (const auto& name : h.list(*home + "/.local/lib")) {
-            if (name.rfind("python3", 0) == 0) {
-                add(*home + "/.local/lib/" + name + "/site-packages");
-            }
-        }
-    }
-    return out;
-}
+
+  private:
+    Host& m_h;
+};
 
 struct Dist {
     std::string site;
     std::string version;
 };
 
-/// The installed distribution `name` (normalised: tensorflow_cpu) in the first site that has it.
 std::optional<Dist> dist(Host& h, const std::vector<std::string>& sites, const std::string& name) {
-    for (const auto& site : sites) {
-        for (const auto& entry : h.list(site)) {
-            if (entry.size() > name.size() + 11 && entry.rfind(name + "-", 0) == 0 &&
-                entry.compare(entry.size() - 10, 10, ".dist-info") == 0) {
-                return Dist{site, entry.substr(name.size() + 1, entry.size() - name.size() - 11)};
-            }
-        }
+    if (auto d = pyenv::find_dist(HostFiles(h), sites, name)) {
+        return Dist{d->site, d->version};
     }
     return std::nullopt;
 }
@@ -149,10 +112,262 @@ std::string against_selection(Host& h, const Load& l, const std::string& soname)
            (v == l.version && !v.empty() ? " (the same version)" : "");
 }
 
+/// The object whose dynamic section decides where a framework's CUDA libraries come from.
+std::string loading_object(Host& h, const pyenv::Framework& fw) {
+    const std::string& site = fw.dist.site;
+    std::vector<std::string> candidates;
+    if (fw.name == "pytorch") {
+        candidates = {site + "/torch/lib/libtorch_cuda.so",
+                      site + "/torch/lib/libtorch_global_deps.so"};
+    } else {
+        std::string m = fw.variant.size() > 4 ? fw.variant.substr(4) : "12";
+        candidates = {site + "/jax_plugins/xla_cuda" + m + "/xla_cuda_plugin.so",
+                      site + "/jaxlib/xla_extension.so"};
+    }
+    for (const auto& c : candidates) {
+        if (h.exists(c)) {
+            return c;
+        }
+    }
+    return {};
+}
+
+struct FwLoad {
+    std::string path; ///< empty: nowhere
+    std::string how;  ///< "the wheel nvidia-cudnn-cu12 9.1.0.70, through DT_RPATH"
+    std::string version;
+    bool wheel = false;
+    std::vector<std::string> passed_over; ///< other copies the framework would have found later
+};
+
+/// The wheel's copy of `soname`: site/nvidia/<dir>/lib (CUDA 13's wheels also nvidia/cu13/lib).
+std::optional<std::pair<std::string, std::string>> wheel_copy(Host& h,
+                                                              const std::vector<std::string>& sites,
+                                                              const pyenv::Framework& fw,
+                                                              const std::string& dir,
+                                                              const std::string& soname) {
+    for (const auto& site : sites) {
+        for (const auto& sub : {dir, std::string("cu13")}) {
+            std::string file = site + "/nvidia/" + sub + "/lib/" + soname;
+            if (!h.exists(file)) {
+                continue;
+            }
+            std::string label = "a wheel";
+            for (const auto& [name, version] : fw.nvidia) {
+                std::string pretty = name;
+                std::replace(pretty.begin(), pretty.end(), '_', '-');
+                if (name.rfind("nvidia_" + dir, 0) == 0) {
+                    return std::make_pair(file, "the wheel " + pretty + " " + version);
+                }
+            }
+            return std::make_pair(file, label);
+        }
+    }
+    return std::nullopt;
+}
+
+/// Where a framework's `soname` comes from, in the loader's order for the object that needs it.
+FwLoad framework_load(Host& h,
+                      const std::vector<std::string>& sites,
+                      const pyenv::Framework& fw,
+                      const std::string& wheel_dir,
+                      const std::string& soname) {
+    struct Candidate {
+        std::string path, how;
+        bool wheel;
+    };
+
+    std::vector<Candidate> order;
+    auto wheel = wheel_copy(h, sites, fw, wheel_dir, soname);
+    std::string obj = loading_object(h, fw);
+    std::string obj_name = obj.substr(obj.rfind('/') + 1);
+    // JAX 0.6.2 and later load the nvidia-* wheels' libraries by path before anything else
+    // (jax_plugins/cuda/__init__.py, jax-ml/jax 080294cf)
+    bool preloads = fw.name == "jax" && fw.version &&
+                    Version::compare_numeric(*fw.version, *Version::try_parse("0.6.2")) >= 0;
+    if (preloads && wheel) {
+        order.push_back(
+            {wheel->first, wheel->second + ", preloaded by path by JAX's plugin", true});
+    }
+    std::optional<sys::ElfDynamic> dyn;
+    if (!obj.empty()) {
+        dyn = sys::read_elf_dynamic(h.at(obj));
+    }
+    auto dirs_of = [&](const std::vector<std::string>& entries, const char* tag) {
+        std::string origin = obj.substr(0, obj.rfind('/'));
+        for (const auto& e : entries) {
+            std::string file = sys::expand_origin(e, origin) + "/" + soname;
+            if (h.exists(file)) {
+                bool is_wheel = wheel && h.canonical(file) == h.canonical(wheel->first);
+                order.push_back({file,
+                                 (is_wheel ? wheel->second : std::string("a copy")) + ", through " +
+                                     tag + " of " + obj_name,
+                                 is_wheel});
+            }
+        }
+    };
+    auto pick = h.pick(soname);
+    bool by_env = pick.via == "LD_LIBRARY_PATH";
+    if (dyn && dyn->runpath.empty()) {
+        dirs_of(dyn->rpath, "DT_RPATH"); // before LD_LIBRARY_PATH
+    }
+    if (by_env) {
+        order.push_back({pick.path, "LD_LIBRARY_PATH", false});
+    }
+    if (dyn) {
+        dirs_of(dyn->runpath, "DT_RUNPATH"); // after LD_LIBRARY_PATH
+    }
+    if (!dyn && wheel && !preloads) {
+        // no object to read: PyTorch's wheels set DT_RPATH to their nvidia-* wheels
+        // (pytorch/builder#1150), so the wheel comes first
+        order.push_back({wheel->first, wheel->second + " (the wheels' own search path)", true});
+    }
+    if (!by_env && !pick.path.empty()) {
+        order.push_back({pick.path, "the loader (" + pick.via + ")", false});
+    }
+    FwLoad out;
+    std::set<std::string> seen;
+    for (const auto& c : order) {
+        if (!seen.insert(h.canonical(c.path)).second) {
+            continue;
+        }
+        if (out.path.empty()) {
+            out.path = c.path;
+            out.how = c.how;
+            out.wheel = c.wheel;
+        } else {
+            out.passed_over.push_back(c.path + " (" + c.how + ")");
+        }
+    }
+    if (!out.path.empty()) {
+        if (out.wheel) {
+            auto sp = out.how.find(' ', std::string("the wheel ").size());
+            out.version = out.how.rfind("the wheel ", 0) == 0 && sp != std::string::npos
+                              ? out.how.substr(sp + 1, out.how.find(',', sp) - sp - 1)
+                              : library_version(h, soname, out.path);
+            out.version = out.version.substr(0, out.version.find(' '));
+        } else {
+            out.version = library_version(h, soname, out.path);
+        }
+    }
+    return out;
+}
+
+/// PyTorch or JAX: what it was built for, what it would load, and what does not fit.
+void python_framework(Host& h,
+                      const std::vector<std::string>& sites,
+                      const pyenv::Framework& fw,
+                      std::vector<std::string>& details,
+                      std::vector<Issue>& issues,
+                      std::vector<std::string>& oks) {
+    std::string label = fw.name == "pytorch"
+                            ? "torch " + fw.dist.version
+                            : "jax " + (fw.version ? fw.version->str() : fw.dist.version);
+    if (fw.cpu_only || !fw.cuda) {
+        details.push_back(label + " in " + fw.dist.site + ", no CUDA");
+        issues.push_back({Status::warn,
+                          label + " is a CPU-only build",
+                          fw.name == "pytorch"
+                              ? "pip install torch --index-url "
+                                "https://download.pytorch.org/whl/cu126 (see cudaenv env "
+                                "--for pip)"
+                              : "pip install 'jax[cuda12]'"});
+        return;
+    }
+    const Version cuda = *fw.cuda;
+    details.push_back(label + " in " + fw.dist.site + ", built for CUDA " + cuda.str() + " (" +
+                      fw.cuda_from + (fw.variant.empty() ? "" : ", build " + fw.variant) + ")");
+    const manifest::Framework* mf = nullptr;
+    for (const auto& f : h.frameworks()) {
+        mf = f.name == fw.name ? &f : mf;
+    }
+    const auto* row = mf && fw.version ? mf->find(*fw.version) : nullptr;
+    const auto* var = row ? row->variant(fw.variant) : nullptr;
+    unsigned dnn_major = var && var->cudnn ? var->cudnn->major() : (cuda.major() >= 12 ? 9u : 8u);
+    for (const auto& [name, version] : fw.nvidia) {
+        if (name.rfind("nvidia_cudnn_cu", 0) == 0) {
+            if (auto v = Version::try_parse(version)) {
+                dnn_major = v->major();
+            }
+        }
+    }
+    std::string cublas = "libcublas.so." + std::to_string(cuda.major());
+    std::string cudnn = "libcudnn.so." + std::to_string(dnn_major);
+    bool all_load = true;
+    for (const auto& [dir, soname] :
+         {std::pair<std::string, std::string>{"cudnn", cudnn}, {"cublas", cublas}}) {
+        auto l = framework_load(h, sites, fw, dir, soname);
+        if (l.path.empty()) {
+            all_load = false;
+            issues.push_back({Status::fail,
+                              label + " needs " + soname + " but none would load",
+                              fw.name == "pytorch"
+                                  ? "pip install --force-reinstall 'torch==" + fw.dist.version +
+                                        "' (brings its nvidia-* wheels)"
+                                  : "pip install --force-reinstall 'jax[" + fw.variant +
+                                        "]==" + (fw.version ? fw.version->str() : "") + "'"});
+            continue;
+        }
+        details.push_back(label + "'s " + soname + ": " + l.path + " (" + l.how +
+                          (l.version.empty() ? "" : "; " + l.version) + ")" +
+                          (l.passed_over.empty() ? "" : "; then: " + join(l.passed_over, "; ")));
+        if (dir != "cudnn" || l.wheel) {
+            continue;
+        }
+        // not the wheel: is the copy that wins one the framework accepts?
+        auto loaded = Version::try_parse(l.version);
+        if (mf && row && loaded) {
+            auto ok = check_variant_compat(*mf, *row, var, cuda, loaded);
+            if (!ok) {
+                issues.push_back({Status::fail,
+                                  label + " would load cuDNN " + l.version + " from " + l.path +
+                                      " (" + l.how + "): " + ok.error().message,
+                                  "unset LD_LIBRARY_PATH for it, or run it with cudaenv exec"});
+                continue;
+            }
+        }
+        if (!l.passed_over.empty()) {
+            issues.push_back({Status::warn,
+                              label + " would load " + soname + " from " + l.path + " (" + l.how +
+                                  "), not the copy its wheels brought",
+                              "remove that folder from LD_LIBRARY_PATH when running it"});
+        }
+    }
+    // the selected nvcc against the CUDA it was built for: extensions are built with it
+    const auto& t = h.toolkit();
+    if (t.cuda && t.cuda->major() != cuda.major()) {
+        const auto* rule = mf ? mf->rule("cuda-major") : nullptr;
+        issues.push_back({Status::warn,
+                          label + " was built for CUDA " + cuda.str() +
+                              " but the selected nvcc is " + t.cuda->str() +
+                              ": extensions built with it fail" +
+                              (rule ? " (" + rule->source + ")" : ""),
+                          "cudaenv use --match (picks the installed CUDA that matches it)"});
+    } else if (t.cuda && cuda.size() >= 2 && t.cuda->size() >= 2 &&
+               t.cuda->minor() != cuda.minor() && !(var && var->cuda_floor)) {
+        details.push_back(label + ": the selected nvcc " + t.cuda->str() +
+                          " differs in the minor only (minor-version compatibility; PyTorch "
+                          "warns)");
+    }
+    auto driver = h.driver().version();
+    const auto* rel = h.cuda_release_for(cuda.size() >= 2 ? cuda.truncated(2) : cuda);
+    if (driver && rel && rel->driver_compat_min &&
+        Version::compare_numeric(*driver, *rel->driver_compat_min) < 0) {
+        issues.push_back({Status::fail,
+                          label + " needs a driver for CUDA " + cuda.str() + " (>= " +
+                              rel->driver_compat_min->str() + "), this one is " + driver->str(),
+                          "upgrade the driver, or install a build for an older CUDA"});
+    } else if (all_load) {
+        oks.push_back(label + " built for CUDA " + cuda.str() + " (brings its own CUDA libraries)");
+    }
+}
+
 } // namespace
 
 Finding frameworks(Host& h) {
-    auto sites = site_dirs(h);
+    HostFiles files(h);
+    auto env = pyenv::active_environment(files);
+    auto sites = env ? env->sites : std::vector<std::string>{};
     if (sites.empty()) {
         return skip("no active Python environment found (no VIRTUAL_ENV, CONDA_PREFIX or python3 "
                     "on PATH)");
@@ -176,7 +391,7 @@ Finding frameworks(Host& h) {
     const auto& t = h.toolkit();
     if (tf) {
         auto text = h.read(tf->site + "/tensorflow/python/platform/build_info.py", 64 * 1024);
-        auto info = text ? parse_tf_build_info(*text) : TfBuildInfo{};
+        auto info = text ? pyenv::parse_tf_build_info(*text) : pyenv::TfBuildInfo{};
         auto cuda = info.cuda;
         auto cudnn = info.cudnn;
         bool cuda_build = info.cuda_build;
@@ -282,50 +497,13 @@ Finding frameworks(Host& h) {
             }
         }
     }
-    if (auto torch = dist(h, sites, "torch")) {
-        auto text = h.read(torch->site + "/torch/version.py", 64 * 1024);
-        auto cuda = text ? parse_torch_cuda(*text) : std::nullopt;
-        details.push_back("torch " + torch->version + " in " + torch->site +
-                          (cuda ? ", built with CUDA " + *cuda : std::string(", no CUDA")));
-        const auto parsed = cuda ? Version::try_parse(*cuda) : std::nullopt;
-        const Version built_v = parsed.value_or(Version{});
-        const Version* built = &built_v;
-        if (!parsed) {
-            issues.push_back(
-                {Status::warn,
-                 "torch " + torch->version + " is a CPU-only build",
-                 "pip install torch --index-url https://download.pytorch.org/whl/cu126 "
-                 "(pick the CUDA your driver supports)"});
-        } else {
-            // PyTorch's wheels load pip's nvidia-* libraries (their RPATH) before the loader's
-            std::string cu = "cu" + std::to_string(built->major());
-            auto dn = would_load(h,
-                                 {torch->site},
-                                 true,
-                                 "cudnn",
-                                 cu,
-                                 "libcudnn.so." + std::string(built->major() >= 12 ? "9" : "8"));
-            if (!dn.path.empty()) {
-                details.push_back("torch's cuDNN: " + dn.path + " (" + dn.source + ")");
-            }
-            auto driver = h.driver().version();
-            const auto* rel = h.cuda_release_for(built->truncated(2));
-            if (driver && rel && rel->driver_compat_min &&
-                Version::compare_numeric(*driver, *rel->driver_compat_min) < 0) {
-                issues.push_back({Status::fail,
-                                  "torch " + torch->version + " needs a driver for CUDA " + *cuda +
-                                      " (>= " + rel->driver_compat_min->str() + "), this one is " +
-                                      driver->str(),
-                                  "upgrade the driver, or install a torch built for an older "
-                                  "CUDA"});
-            } else {
-                oks.push_back("torch " + torch->version + " built with CUDA " + *cuda +
-                              " (brings its own CUDA libraries)");
-            }
+    for (const auto& fw : pyenv::installed_frameworks(files, *env)) {
+        if (fw.name != "tensorflow") {
+            python_framework(h, sites, fw, details, issues, oks);
         }
     }
     if (!tf && !tf_cpu && oks.empty() && issues.empty()) {
-        return skip("no TensorFlow or PyTorch in " + join(sites), details);
+        return skip("no TensorFlow, PyTorch or JAX in " + join(sites), details);
     }
     return verdict(std::move(issues), ok(join(oks, "; "), details));
 }

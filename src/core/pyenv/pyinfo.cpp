@@ -1,6 +1,6 @@
 #include "pyinfo.hpp"
 
-namespace cudaenv::doctor {
+namespace cudaenv::pyenv {
 
 namespace {
 
@@ -106,4 +106,4 @@ std::optional<std::string> parse_torch_cuda(std::string_view text) {
     return v;
 }
 
-} // namespace cudaenv::doctor
+} // namespace cudaenv::pyenv

@@ -1,9 +1,9 @@
 // build_info.py and torch/version.py in every layout real wheels have shipped.
-#include "core/doctor/pyinfo.hpp"
+#include "core/pyenv/pyinfo.hpp"
 
 #include <gtest/gtest.h>
 
-namespace cudaenv::doctor {
+namespace cudaenv::pyenv {
 namespace {
 
 // TF 2.3 and later (gen_build_info.py writes the sorted pairs into an OrderedDict): TF 2.15's
@@ -89,4 +89,4 @@ TEST(PyInfo, TorchVersionPy) {
 }
 
 } // namespace
-} // namespace cudaenv::doctor
+} // namespace cudaenv::pyenv

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace cudaenv::doctor {
+namespace cudaenv::pyenv {
 
 /// The literal bound to `key`: as a module assignment (`key = V`, `key: T = V`), a dict entry
 /// (`'key': V`) or a pair in a list of tuples (`('key', V)`). A quoted string comes back
@@ -30,4 +30,4 @@ TfBuildInfo parse_tf_build_info(std::string_view text);
 /// torch/version.py's `cuda`, unless it is None (a CPU build).
 std::optional<std::string> parse_torch_cuda(std::string_view text);
 
-} // namespace cudaenv::doctor
+} // namespace cudaenv::pyenv
