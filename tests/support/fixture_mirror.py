@@ -397,6 +397,11 @@ def build(out, cudaenv=None, project_manifests=None, newer=False):
     if newer:
         doc["cuda_minor_version_compatibility"]["13.x"] = {"first_release_linux_min": "580.65.06 (CUDA 13.0 GA, Table 3)"}
     (ref / "facts.json").write_text(json.dumps(doc, indent=2))
+    # PyTorch's and JAX's tables as the project keeps them: their rows name the fixture's CUDA
+    # 11.8 and 12.4 among others (torch-2.5+cu124, torch-2.0+cu118)
+    real_ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "reference")
+    shutil.copytree(os.path.join(real_ref, "frameworks"), ref / "frameworks", dirs_exist_ok=True)
+    shutil.copy(os.path.join(real_ref, "cudaenv-frameworks.json"), ref / "cudaenv-frameworks.json")
     if cudaenv:
         man = out / "manifests"
         shutil.rmtree(man, ignore_errors=True)

@@ -97,6 +97,35 @@ std::optional<Error> refuse_for_project(Context& ctx,
     return std::move(*e).with_hint("pass --force to use it anyway");
 }
 
+void print_match(Context& ctx,
+                 const activate::EnvironmentMatch& m,
+                 const activate::PinWrite& written,
+                 const char* command) {
+    if (ctx.json) {
+        emit_json(ctx,
+                  {{"command", command},
+                   {"ok", true},
+                   {"changed", written.changed},
+                   {"version", m.installed.value_or("")},
+                   {"file", written.file.string()},
+                   {"match",
+                    {{"framework", m.framework},
+                     {"found", m.found},
+                     {"found_by", m.found_by},
+                     {"cuda", m.cuda.str()},
+                     {"cuda_from", m.cuda_from},
+                     {"spec", m.spec},
+                     {"why", m.why}}}});
+        return;
+    }
+    *ctx.out << "found " << m.found << " (" << m.found_by << ")\n";
+    for (const auto& line : m.why) {
+        *ctx.out << "  " << line << "\n";
+    }
+    *ctx.out << (written.changed ? "wrote " : "unchanged: ") << written.file.string() << " ("
+             << m.installed.value_or("") << ")\n";
+}
+
 Result<doctor::HostConfig> host_config(Context& ctx) {
     doctor::HostConfig hc;
     hc.sysroot = ctx.sysroot();

@@ -5,6 +5,7 @@
 #include "../context.hpp"
 #include "core/activate/machine.hpp"
 #include "core/activate/modulefile.hpp"
+#include "core/activate/project.hpp"
 #include "core/activate/selection.hpp"
 #include "core/doctor/host.hpp"
 
@@ -37,6 +38,13 @@ std::optional<Error> refuse_for_project(Context& ctx,
                                         const std::string& version,
                                         const std::string& spec,
                                         bool force);
+
+/// What `use --match` and `install --match` found, chose and wrote: lines on stdout, or --json
+/// (`command` names the command).
+void print_match(Context& ctx,
+                 const activate::EnvironmentMatch& m,
+                 const activate::PinWrite& written,
+                 const char* command);
 
 /// The modulefile of the version at `prefix` (modulefile, env --shell lmod|tcl).
 Result<std::string> module_text(const std::filesystem::path& prefix, activate::ModuleFormat format);

@@ -6,6 +6,7 @@
 #include "../machine_check.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
+#include "common.hpp"
 #include "core/activate/project.hpp"
 #include "core/fetch/download.hpp"
 #include "core/fs.hpp"
@@ -38,6 +39,7 @@ struct InstallCli {
     unsigned jobs = 4;
     bool dry_run = false;
     bool allow_unpinned = false;
+    bool match = false; ///< --match: what the active Python environment's framework needs
     std::vector<std::string> archives; ///< --archive FILE: artifacts known only by hash
 };
 
@@ -134,6 +136,27 @@ int run_install(const InstallCli& o, Context& ctx) {
         return report_error(ctx, trusted.error(), "install");
     }
     auto specs = o.specs;
+    std::optional<activate::EnvironmentMatch> match;
+    if (o.match) {
+        if (!specs.empty()) {
+            return report_error(
+                ctx,
+                Error(ErrorCode::usage, "install --match chooses what to install: give no SPEC"),
+                "install");
+        }
+        auto m = activate::match_environment(**catalog, root, ctx.env);
+        if (!m) {
+            return report_error(ctx, m.error(), "install");
+        }
+        match = std::move(*m);
+        if (!ctx.json) {
+            *ctx.err << "cudaenv: " << match->found << " (" << match->found_by
+                     << ") was built for CUDA " << match->cuda.str() << " (" << match->cuda_from
+                     << ")\n";
+        }
+        // an installed version that matches is used as it is, otherwise the match is installed
+        specs.push_back(match->installed ? *match->installed : match->spec);
+    }
     if (specs.empty()) {
         // No SPEC: what the project asks for, as `rustup install` and `nvm install` do.
         auto asked = activate::project_request(**catalog, ctx.cwd, ctx.env);
@@ -227,6 +250,21 @@ int run_install(const InstallCli& o, Context& ctx) {
     if (changed && !o.dry_run) {
         rehash_after_change(ctx);
     }
+    if (match && !o.dry_run) {
+        // pin the project to what was installed (or found installed), as `use --match` would
+        if (!match->installed) {
+            match->installed = versions.back().value("version", std::string());
+            match->why.back() = match->found + " was built for CUDA " + match->cuda.str() + " (" +
+                                match->cuda_from + "): installed " + match->spec + " as " +
+                                *match->installed;
+        }
+        auto written = activate::write_project_pin(root, ctx.cwd, *match->installed);
+        if (!written) {
+            return report_error(ctx, written.error(), "install");
+        }
+        print_match(ctx, *match, *written, "install");
+        return 0;
+    }
     if (ctx.json) {
         struct rusage self {};
 
@@ -259,6 +297,9 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv install tf-2.13                  CUDA 11.8 + cuDNN 8.6, verified, in lib64\n"
         "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
+        "  cudaenv install torch-2.5+cu121          a PyTorch build's CUDA and cuDNN\n"
+        "  cudaenv install --match                  what this Python environment's torch/jax "
+        "needs\n"
         "  cudaenv install cuda-13.4.0 --allow-unpinned   a release newer than the manifests\n"
         "  cudaenv install 10.1+cudnn-7.6.4 --archive cudnn-10.1-linux-x64-v7.6.4.38.tgz\n");
     sub->add_option("spec",
@@ -268,6 +309,10 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     add_spec_options(*sub, o->spec_options);
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "show the plan; download and write nothing");
+    sub->add_flag("--match",
+                  o->match,
+                  "install the CUDA that matches the torch, jax or tensorflow in the active "
+                  "Python environment, and pin this project to it");
     sub->add_flag("--allow-unpinned",
                   o->allow_unpinned,
                   "trust NVIDIA's index for a release the manifests do not pin");

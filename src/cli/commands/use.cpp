@@ -17,6 +17,7 @@ struct UseCli {
     std::string spec;
     bool force = false;
     bool unset = false;
+    bool match = false;
 };
 
 int run_unset(Context& ctx) {
@@ -42,7 +43,44 @@ int run_unset(Context& ctx) {
     return 0;
 }
 
+int run_use_match(const UseCli& o, Context& ctx) {
+    auto cat = ctx.frameworks_catalog();
+    if (!cat) {
+        return report_error(ctx, cat.error(), "use");
+    }
+    auto root = ctx.root();
+    auto m = activate::match_environment(**cat, root, ctx.env);
+    if (!m) {
+        return report_error(ctx, m.error(), "use");
+    }
+    if (!m->installed) {
+        auto e = Error(ErrorCode::not_found,
+                       "no installed version matches " + m->found + " (built for CUDA " +
+                           m->cuda.str() + ")")
+                     .with_hint("cudaenv install --match (installs " + m->spec + " and pins it)");
+        return report_error(ctx, e, "use");
+    }
+    if (auto refused = refuse_for_project(ctx, **cat, *m->installed, *m->installed, o.force)) {
+        return report_error(ctx, *refused, "use");
+    }
+    auto written = activate::write_project_pin(root, ctx.cwd, *m->installed);
+    if (!written) {
+        return report_error(ctx, written.error(), "use");
+    }
+    print_match(ctx, *m, *written, "use");
+    return 0;
+}
+
 int run_use(const UseCli& o, Context& ctx) {
+    if (o.match) {
+        if (!o.spec.empty() || o.unset) {
+            return report_error(
+                ctx,
+                Error(ErrorCode::usage, "use --match chooses the version itself: give no SPEC"),
+                "use");
+        }
+        return run_use_match(o, ctx);
+    }
     if (o.unset || o.spec == "system") {
         if (o.spec == "system") {
             // "system" in .cuda-version would name no version; removing the pin is what it means.
@@ -94,10 +132,16 @@ void setup_use(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->footer(
         "Examples:\n  cudaenv use tf-2.13          this project runs TensorFlow 2.13's pair\n"
         "  cudaenv use 12.4+cudnn-9.1\n"
+        "  cudaenv use --match          the installed CUDA whose nvcc matches this Python\n"
+        "                               environment's torch, jax or tensorflow\n"
         "  cudaenv use --unset          remove the pin (back to global or system)\n");
     sub->add_option("spec", o->spec, "an installed version or a SPEC");
     sub->add_flag("--unset", o->unset, "remove this directory's .cuda-version");
     sub->add_flag("--force", o->force, "use it even if the project's framework cannot");
+    sub->add_flag("--match",
+                  o->match,
+                  "pick the installed CUDA that matches the framework in the active Python "
+                  "environment (read without importing it)");
     sub->callback([o, &ctx] { ctx.exit_code = run_use(*o, ctx); });
 }
 

@@ -1,5 +1,6 @@
 // cudaenv version: the selected version and what selected it (and the project's framework).
 #include "common.hpp"
+#include "core/activate/project.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>

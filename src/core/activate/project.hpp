@@ -17,6 +17,23 @@
 
 namespace cudaenv::activate {
 
+struct FrameworkPin {
+    std::string framework; ///< "tensorflow", "pytorch", "jax"
+    Version version;
+    std::string source;  ///< where it was found ("requirements.txt:3", ".../dist-info")
+    std::string variant; ///< "cu121" where known (a SPEC's +cu121, an installed wheel)
+};
+
+/// The framework a project runs: a .cuda-version naming one (tf-2.13, torch-2.5+cu121), else a
+/// pin in the project's requirement files (requirements*.txt, pyproject.toml, Pipfile,
+/// environment.yml; tensorflow, torch, jax), else the one installed in the active Python
+/// environment (VIRTUAL_ENV, CONDA_PREFIX). `project_dir` is where requirement files are looked
+/// for (the .cuda-version's folder, or the working directory).
+std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
+                                          const std::optional<std::string>& version_file_text,
+                                          const std::filesystem::path& project_dir,
+                                          const std::map<std::string, std::string>& env);
+
 /// The project's framework (the SPEC itself when one is given and names one, else the project's
 /// files or the active Python environment) must be able to use installed `version`: the error
 /// (incompatible, exit 8) naming the framework and where it was found when it cannot; none when
@@ -66,6 +83,29 @@ Result<std::optional<ProjectRequest>>
 project_request(const manifest::Catalog& catalog,
                 const std::filesystem::path& cwd,
                 const std::map<std::string, std::string>& env);
+
+/// `use --match` / `install --match`: the GPU framework installed in the active Python
+/// environment, the CUDA whose nvcc matches it, and the installed version that has it.
+struct EnvironmentMatch {
+    std::string framework; ///< "pytorch", "jax", "tensorflow"
+    std::string found;     ///< "torch 2.5.1+cu121 in /venv/lib/python3.11/site-packages"
+    std::string found_by;  ///< "VIRTUAL_ENV", "CONDA_PREFIX", "python3 on PATH (/usr/bin/python3)"
+    Version cuda;          ///< what it was built for: 12.1 (JAX: its nvcc wheel's, or 12)
+    std::string cuda_from; ///< "torch/version.py"
+    std::string spec;      ///< what `install --match` installs: "pytorch-2.5+cu121", "12.6"
+    std::optional<std::string> installed; ///< the installed version chosen; none: install it
+    std::vector<std::string> why;         ///< how it was chosen, a line each
+};
+
+/// Reads the environment without importing anything (core/pyenv) and picks, among installed
+/// versions, the one whose CUDA has the framework's major.minor (the newest such), else -- with
+/// a line in `why` -- the newest of the same major (PyTorch: minor-version compatibility, its
+/// extension build warns; JAX: any later minor). not_found (exit 9) when there is no Python
+/// environment or no CUDA build of TensorFlow, PyTorch or JAX in it; several frameworks: PyTorch,
+/// then JAX, then TensorFlow, and `why` says which were passed over.
+Result<EnvironmentMatch> match_environment(const manifest::Catalog& catalog,
+                                           const store::Root& root,
+                                           const std::map<std::string, std::string>& env);
 
 /// The versions of `root` something still needs, each with why: a recorded project pin, the
 /// global choice, the journal (rollback's target, a pending switch), and what is selected for

@@ -86,15 +86,6 @@ Error bad_version_text(std::string_view written, const std::string& where) {
         .with_hint("cudaenv use SPEC rewrites it, or delete it");
 }
 
-std::vector<std::string> names_of(const manifest::Catalog& c) {
-    std::vector<std::string> names;
-    for (const auto& f : c.frameworks) {
-        names.push_back(f.name);
-        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
-    }
-    return names;
-}
-
 } // namespace
 
 Result<std::string> parse_version_file(std::string_view text, const std::string& where) {
@@ -218,6 +209,11 @@ Result<Selection> select(const store::Root& root,
 }
 
 std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* line_out) {
+    return parse_requirement_pin(text, "tensorflow", line_out);
+}
+
+std::optional<Version>
+parse_requirement_pin(std::string_view text, std::string_view name, std::size_t* line_out) {
     std::size_t line_no = 0;
     std::size_t pos = 0;
     while (pos <= text.size()) {
@@ -227,8 +223,8 @@ std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* 
         pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
         ++line_no;
         line = line.substr(0, line.find('#'));
-        for (std::size_t at = line.find("tensorflow"); at != std::string_view::npos;
-             at = line.find("tensorflow", at + 1)) {
+        for (std::size_t at = line.find(name); at != std::string_view::npos;
+             at = line.find(name, at + 1)) {
             if (at > 0) {
                 char before = line[at - 1];
                 if (std::isalnum(static_cast<unsigned char>(before)) || before == '_' ||
@@ -236,10 +232,12 @@ std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* 
                     continue;
                 }
             }
-            std::size_t i = at + 10;
-            for (std::string_view suffix : {"-gpu", "_gpu"}) {
-                if (line.substr(i, suffix.size()) == suffix) {
-                    i += suffix.size();
+            std::size_t i = at + name.size();
+            if (name == "tensorflow") {
+                for (std::string_view suffix : {"-gpu", "_gpu"}) {
+                    if (line.substr(i, suffix.size()) == suffix) {
+                        i += suffix.size();
+                    }
                 }
             }
             if (i < line.size() && line[i] == '[') {
@@ -285,66 +283,6 @@ std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* 
                     *line_out = line_no;
                 }
                 return v;
-            }
-        }
-    }
-    return std::nullopt;
-}
-
-std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
-                                          const std::optional<std::string>& version_file_text,
-                                          const fs::path& project_dir,
-                                          const std::map<std::string, std::string>& env) {
-    if (version_file_text) {
-        auto spec = parse_spec(*version_file_text, names_of(catalog));
-        if (spec && spec->kind == Spec::Kind::framework) {
-            if (const auto* fw = catalog.framework(spec->framework)) {
-                return FrameworkPin{fw->name, *spec->framework_version, k_version_file};
-            }
-        }
-    }
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (fs::directory_iterator it(project_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string n = it->path().filename().string();
-        bool req = n.rfind("requirements", 0) == 0 && it->path().extension() == ".txt";
-        if (req || n == "pyproject.toml" || n == "Pipfile" || n == "environment.yml" ||
-            n == "environment.yaml") {
-            files.push_back(it->path());
-        }
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        auto text = read_text_file(f);
-        std::size_t line = 0;
-        if (text) {
-            if (auto v = parse_tensorflow_pin(*text, &line)) {
-                return FrameworkPin{"tensorflow", *v, f.string() + ":" + std::to_string(line)};
-            }
-        }
-    }
-    for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-        auto it = env.find(var);
-        if (it == env.end() || it->second.empty()) {
-            continue;
-        }
-        fs::path lib = fs::path(it->second) / "lib";
-        for (fs::directory_iterator py(lib, ec), end; !ec && py != end; py.increment(ec)) {
-            if (py->path().filename().string().rfind("python", 0) != 0) {
-                continue;
-            }
-            fs::path site = py->path() / "site-packages";
-            std::error_code ec2;
-            for (fs::directory_iterator d(site, ec2), dend; !ec2 && d != dend; d.increment(ec2)) {
-                std::string n = d->path().filename().string();
-                for (std::string_view prefix : {"tensorflow-", "tensorflow_gpu-"}) {
-                    if (n.rfind(prefix, 0) == 0 && d->path().extension() == ".dist-info") {
-                        std::string ver = n.substr(prefix.size(), n.size() - prefix.size() - 10);
-                        if (auto v = Version::try_parse(ver)) {
-                            return FrameworkPin{"tensorflow", *v, d->path().string()};
-                        }
-                    }
-                }
             }
         }
     }

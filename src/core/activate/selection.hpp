@@ -51,21 +51,13 @@ Result<Selection> select(const store::Root& root,
                          const std::map<std::string, std::string>& env,
                          const std::filesystem::path& cwd);
 
-struct FrameworkPin {
-    std::string framework; ///< "tensorflow"
-    Version version;
-    std::string source; ///< where it was found ("requirements.txt:3", ".../dist-info")
-};
-
-/// The framework a project runs, found as the header says. `project_dir` is where requirement
-/// files are looked for (the .cuda-version's folder, or the working directory).
-std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
-                                          const std::optional<std::string>& version_file_text,
-                                          const std::filesystem::path& project_dir,
-                                          const std::map<std::string, std::string>& env);
-
 /// Finds a tensorflow pin in one requirement-file text ("tensorflow==2.13.1",
 /// "tensorflow[and-cuda]~=2.15", "tensorflow-gpu = \"==2.10\"", "- tensorflow=2.13").
 std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* line_out = nullptr);
+
+/// The same for any distribution `name` ("torch==2.5.1+cu121" -> 2.5.1, "jax[cuda12]==0.4.30").
+std::optional<Version> parse_requirement_pin(std::string_view text,
+                                             std::string_view name,
+                                             std::size_t* line_out = nullptr);
 
 } // namespace cudaenv::activate

@@ -445,7 +445,8 @@ Status choose_variant(const Framework& fw,
                                             : what == std::string("cuda") ? "the CUDA"
                                                                           : "the cuDNN") +
                                 " of " + fw.name + " " + rel.series.str() + "+" + var->tag +
-                                " come from a secondary source: " + it->second.text);
+                                (what == std::string("pins") ? " come" : " comes") +
+                                " from a secondary source: " + it->second.text);
         }
     }
     if (var->pins.empty()) {
@@ -547,13 +548,19 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
     }
     if (want_cudnn) {
         res.cudnn = c.newest_cudnn(*want_cudnn, res.cuda->version);
-        if (!res.cudnn && res.framework_variant && !opt.cudnn && want_cudnn->size() > 2) {
-            // the wheels' exact cuDNN is not one the manifests carry: its series then
-            if ((res.cudnn = c.newest_cudnn(want_cudnn->truncated(2), res.cuda->version))) {
+        if (!res.cudnn && res.framework_variant && !opt.cudnn && want_cudnn->size() > 1) {
+            // the wheels' exact cuDNN is not one the manifests carry: the newest of its series,
+            // else of its major (the framework's rule, checked below, says whether it may)
+            for (std::size_t parts : {std::size_t{2}, std::size_t{1}}) {
+                if (!res.cudnn && want_cudnn->size() > parts) {
+                    res.cudnn = c.newest_cudnn(want_cudnn->truncated(parts), res.cuda->version);
+                }
+            }
+            if (res.cudnn) {
                 res.notes.push_back("cuDNN " + want_cudnn->str() + " (what the " +
                                     res.framework_variant->tag +
                                     " wheels pin) is not in the manifests: cuDNN " +
-                                    res.cudnn->version.str() + " of its series instead");
+                                    res.cudnn->version.str() + " instead");
             }
         }
         if (!res.cudnn) {
