@@ -138,6 +138,19 @@ Result<std::string> match_installed(const store::Root& root,
         }
         cuda = row->cuda;
         cudnn = row->cudnn;
+        if (!row->variants.empty()) {
+            // PyTorch's and JAX's builds: the one named (+cu121), else the default
+            const auto* var =
+                spec->variant.empty() ? row->default_one() : row->variant(spec->variant);
+            if (!var) {
+                return not_installed;
+            }
+            cuda = var->cuda_floor ? var->cuda_install.value_or(var->cuda.truncated(1)) : var->cuda;
+            cudnn.reset();
+            if (var->cudnn) {
+                cudnn = var->cudnn->truncated(var->cuda_floor ? 1 : 2);
+            }
+        }
     }
     if (!cuda) {
         return not_installed; // a cuDNN alone names no version

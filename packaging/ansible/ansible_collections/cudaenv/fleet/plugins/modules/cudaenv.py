@@ -24,7 +24,8 @@ description:
 options:
   spec:
     description:
-      - What to install or select, as cudaenv takes it - C(tf-2.13), C(11.8), C(12.4+cudnn-9.1),
+      - What to install or select, as cudaenv takes it - C(tf-2.13), C(torch-2.5+cu121),
+        C(jax-0.4.30), C(11.8), C(12.4+cudnn-9.1),
         or an installed version's name.
     type: str
     required: true
@@ -84,6 +85,10 @@ EXAMPLES = r"""
     spec: 12.4+cudnn-9.1
     profile: devel
     mirror: http://mirror.internal/nvidia
+
+- name: Install the CUDA and cuDNN of PyTorch 2.5's CUDA 12.1 wheels
+  cudaenv.fleet.cudaenv:
+    spec: torch-2.5+cu121
 
 - name: Remove a version no one uses
   cudaenv.fleet.cudaenv:
