@@ -6,6 +6,7 @@
 // "." or ".."), so it cannot select versions/ itself or a path outside it.
 #include "core/activate/selection.hpp"
 
+#include "core/activate/bridges.hpp"
 #include "core/config.hpp"
 #include "fuzz.hpp"
 
@@ -58,10 +59,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
 
-    std::size_t line = 0;
-    if (auto pin = activate::parse_tensorflow_pin(text, &line)) {
-        fuzz::require(!pin->str().empty(), "an empty pin");
-        fuzz::require(line >= 1, "a pin without its line");
+    for (std::string_view name : {"tensorflow", "torch", "jax"}) {
+        std::size_t line = 0;
+        if (auto pin = activate::parse_requirement_pin(text, name, &line)) {
+            fuzz::require(!pin->str().empty(), "an empty pin");
+            fuzz::require(line >= 1, "a pin without its line");
+        }
+    }
+
+    // .cuda-version's target lines (env --for): compute capabilities in range, sorted, unique
+    auto target = activate::parse_target(text, "'/p/.cuda-version'");
+    fuzz::check(target, ".cuda-version target");
+    if (target) {
+        for (std::size_t i = 0; i < target->sms.size(); ++i) {
+            fuzz::require(target->sms[i] >= 30 && target->sms[i] <= 199, "an sm out of range");
+            fuzz::require(i == 0 || target->sms[i - 1] < target->sms[i], "sms not sorted/unique");
+        }
     }
     return 0;
 }

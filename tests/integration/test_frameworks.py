@@ -315,3 +315,35 @@ def test_doctor_says_which_cudnn_torch_loads_as_the_loader_does(cudaenv, tmp_pat
         assert "LD_LIBRARY_PATH" in said and "DT_RUNPATH" in said  # the wheel's copy comes later
         assert probe["status"] == "fail", text
         assert "would load cuDNN 9.0.0" in text and "it needs cuDNN 9.x with x >= 1" in text
+
+
+def test_doctor_checks_torchs_pins_against_the_wheels_installed(cudaenv, tmp_path):
+    """PyTorch 2.14's METADATA pins the cuda-toolkit[...] meta package and nvidia-cudnn-cu13
+    exactly: the doctor compares them with what is installed, as pip check would."""
+    venv = tmp_path / "venv"
+    site = site_of(venv, "python3.12")
+    torch_wheel(site, "2.14.0+cu130", "13.0", [
+        'cuda-toolkit[cublas,cudart,cufft]==13.0.2; platform_system == "Linux"',
+        'nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"',
+        'nvidia-nccl-cu13==2.30.7; platform_system == "Linux"'])
+    dist(site, "cuda_toolkit", "13.0.2")
+    dist(site, "nvidia_cudnn_cu13", "9.23.0.31")
+    res = cudaenv("doctor", "--json", env={"VIRTUAL_ENV": str(venv), "PATH": "/usr/bin:/bin"})
+    probe = next(p for p in res.json()["probes"] if p["id"] == "frameworks")
+    text = json.dumps(probe)
+    assert "torch 2.14.0+cu130 pins nvidia-cudnn-cu13==9.24.0.43 but 9.23.0.31 is installed" in text
+    assert "torch 2.14.0+cu130 pins nvidia-nccl-cu13==2.30.7, which is not installed" in text
+    assert "pins cuda-toolkit[cublas,cudart,cufft]==13.0.2: installed" in text
+    assert "built for CUDA 13.0 (torch/version.py, build cu130)" in text
+
+
+def test_install_and_use_a_torch_spec(proj):
+    res = proj("install", "torch-2.5", "--json")
+    assert res.rc == 0, res.err
+    name = res.json()["versions"][0]["version"]
+    assert name == "12.4.1+cudnn9.1.1.17", name  # cu124; the wheels' 9.1.0.70 is not mirrored here
+    assert proj("use", "torch-2.5", cwd=proj.proj).rc == 0
+    assert proj("prefix", cwd=proj.proj).out.strip().endswith(name)
+    res = proj("use", "torch-2.5+cu118", cwd=proj.proj)
+    assert_one_line_error(res, 9)
+    assert "cudaenv install torch-2.5+cu118" in res.err

@@ -14,8 +14,11 @@ def test_available_json_lists_every_release(cudaenv):
     assert all(c["installable"] for c in runfile)  # read from NVIDIA's runfile installers
     versions = [c["version"] for c in doc["cudnn"]]
     assert "8.6.0.163" in versions and "7.6.5.32" in versions and "9.27.0.42" in versions
-    tf = doc["frameworks"][0]
-    assert tf["name"] == "tensorflow" and len(tf["releases"]) == 25
+    fws = {f["name"]: f for f in doc["frameworks"]}
+    assert len(fws["tensorflow"]["releases"]) == 25
+    assert len(fws["pytorch"]["releases"]) == 15 and len(fws["jax"]["releases"]) == 61
+    torch25 = next(r for r in fws["pytorch"]["releases"] if r["series"] == "2.5")
+    assert (torch25["builds"], torch25["default_build"]) == (["cu118", "cu121", "cu124"], "cu124")
 
 
 def test_available_text_has_sections(cudaenv):
@@ -31,7 +34,9 @@ def test_available_filters_by_kind(cudaenv):
     assert "cudnn" in doc and "cuda" not in doc and "frameworks" not in doc
     doc = cudaenv("list", "--available", "tf", "--json").json()
     assert list(doc.keys()) == ["command", "frameworks", "ok", "schema_version"]
-    assert_one_line_error(cudaenv("list", "--available", "pytorch"), 2)
+    doc = cudaenv("list", "--available", "torch", "--json").json()
+    assert [f["name"] for f in doc["frameworks"]] == ["pytorch"]
+    assert_one_line_error(cudaenv("list", "--available", "mxnet"), 2)
 
 
 def test_available_lists_the_index_pinned_releases(cudaenv):

@@ -210,7 +210,7 @@ int run_list(const ListOptions& o, Context& ctx) {
     if (!all && o.what != "cuda" && o.what != "cudnn" && !c.framework(o.what)) {
         return report_error(ctx,
                             Error(ErrorCode::usage, "unknown kind '" + o.what + "'")
-                                .with_hint("one of: cuda, cudnn, tensorflow"),
+                                .with_hint("one of: cuda, cudnn, tensorflow, pytorch, jax"),
                             "list");
     }
     using nlohmann::json;
@@ -321,19 +321,38 @@ int run_list(const ListOptions& o, Context& ctx) {
                 continue;
             }
             bool runfile_only = !redist_cuda(r.cuda);
-            bool inst = pair_installed(r.cuda, r.cudnn);
-            rows.push_back({{"series", r.series.str()},
-                            {"tested", r.tested.str()},
-                            {"cuda", r.cuda.str()},
-                            {"cudnn", r.cudnn.str()},
-                            {"python", r.python},
-                            {"installed", inst},
-                            {"runfile_only", runfile_only}});
+            // a framework with CUDA builds (PyTorch, JAX): its default build's CUDA is installed
+            bool inst = r.variants.empty()
+                            ? pair_installed(r.cuda, r.cudnn)
+                            : std::any_of(installed.begin(), installed.end(), [&](const auto& i) {
+                                  auto iv = Version::try_parse(i.cuda);
+                                  return iv && r.cuda.is_prefix_of(*iv);
+                              });
+            json row{{"series", r.series.str()},
+                     {"tested", r.tested.str()},
+                     {"cuda", r.cuda.str()},
+                     {"cudnn", r.cudnn.size() ? json(r.cudnn.str()) : json(nullptr)},
+                     {"python", r.python},
+                     {"installed", inst},
+                     {"runfile_only", runfile_only}};
+            std::string builds;
+            if (!r.variants.empty()) {
+                json tags = json::array();
+                for (const auto& v : r.variants) {
+                    tags.push_back(v.tag);
+                    builds += (builds.empty() ? "" : ", ") + v.tag;
+                }
+                row["builds"] = tags;
+                row["default_build"] = r.default_variant;
+                builds = "  (builds " + builds + "; default " + r.default_variant + ")";
+            }
+            rows.push_back(row);
             if (!ctx.json) {
                 out << (inst ? "* " : "  ") << std::left << std::setw(7) << r.series.str()
                     << "CUDA " << std::setw(6) << r.cuda.str() << "cuDNN " << std::setw(5)
-                    << r.cudnn.str() << "Python " << std::setw(10) << r.python
-                    << (runfile_only ? "  (CUDA from its runfile)" : "") << "\n";
+                    << (r.cudnn.size() ? r.cudnn.str() : "?") << "Python " << std::setw(10)
+                    << r.python << (runfile_only ? "  (CUDA from its runfile)" : "") << builds
+                    << "\n";
             }
         }
         fws.push_back({{"name", f.name}, {"releases", rows}});

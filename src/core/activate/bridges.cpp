@@ -8,7 +8,7 @@ namespace cudaenv::activate {
 
 namespace {
 
-std::string trim(std::string_view s) {
+std::string trim_spaces(std::string_view s) {
     auto b = s.find_first_not_of(" \t\r");
     auto e = s.find_last_not_of(" \t\r");
     return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
@@ -37,13 +37,13 @@ Result<Target> parse_target(std::string_view text, const std::string& where) {
         auto end = text.find('\n', pos);
         std::string line(text.substr(pos, end == std::string_view::npos ? text.npos : end - pos));
         pos = end == std::string_view::npos ? text.size() : end + 1;
-        line = trim(line.substr(0, line.find('#')));
+        line = trim_spaces(line.substr(0, line.find('#')));
         auto eq = line.find('=');
         if (eq == std::string::npos) {
             continue;
         }
-        std::string key = trim(std::string_view(line).substr(0, eq));
-        std::string value = trim(std::string_view(line).substr(eq + 1));
+        std::string key = trim_spaces(std::string_view(line).substr(0, eq));
+        std::string value = trim_spaces(std::string_view(line).substr(eq + 1));
         if (key == "sm") {
             std::replace(value.begin(), value.end(), ',', ' ');
             std::size_t p = 0;

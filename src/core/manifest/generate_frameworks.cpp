@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error gen_error(const std::string& what) {
+Error framework_error(const std::string& what) {
     return Error(ErrorCode::integrity, "generating framework manifests: " + what);
 }
 
@@ -48,7 +48,7 @@ Result<json> read_json(const fs::path& file) {
     auto text = CUDAENV_TRY(read_text_file(file));
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
-        return gen_error("'" + file.string() + "' is not a JSON object");
+        return framework_error("'" + file.string() + "' is not a JSON object");
     }
     return doc;
 }
@@ -78,8 +78,9 @@ Status apply_snapshot(const json& snapshot, const json& curation, FrameworkRelea
         auto it = std::find_if(
             rel.variants.begin(), rel.variants.end(), [&](const auto& v) { return v.tag == tag; });
         if (it == rel.variants.end()) {
-            return gen_error("pin snapshot '" + text_of(curation, "snapshot") + "' names " + tag +
-                             ", which torch " + rel.series.str() + " has no wheels for");
+            return framework_error("pin snapshot '" + text_of(curation, "snapshot") + "' names " +
+                                   tag + ", which torch " + rel.series.str() +
+                                   " has no wheels for");
         }
         std::map<std::string, std::string> pins;
         if (key == "requires_dist") {
@@ -108,16 +109,18 @@ Status apply_snapshot(const json& snapshot, const json& curation, FrameworkRelea
             p = drop ? pins.erase(p) : std::next(p);
         }
         if (pins.empty()) {
-            return gen_error("pin snapshot '" + text_of(curation, "snapshot") + "' gives no pins");
+            return framework_error("pin snapshot '" + text_of(curation, "snapshot") +
+                                   "' gives no pins");
         }
         // a snapshot whose cuDNN disagrees with the release matrix belongs to another release
         for (const auto& [name, req] : pins) {
             if (starts_with(name, "nvidia-cudnn-") && it->cudnn) {
                 auto pinned = Version::try_parse(req.substr(2));
                 if (!pinned || *pinned != *it->cudnn) {
-                    return gen_error("pin snapshot '" + text_of(curation, "snapshot") + "' pins " +
-                                     name + req + " but torch " + rel.series.str() + " " + tag +
-                                     " was released with cuDNN " + it->cudnn->str());
+                    return framework_error("pin snapshot '" + text_of(curation, "snapshot") +
+                                           "' pins " + name + req + " but torch " +
+                                           rel.series.str() + " " + tag +
+                                           " was released with cuDNN " + it->cudnn->str());
                 }
             }
         }
@@ -149,7 +152,7 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
         FrameworkRelease rel;
         auto series = Version::try_parse(text_of(r, "version"));
         if (!series || series->size() != 2) {
-            return gen_error("pytorch release '" + text_of(r, "version") + "' is not X.Y");
+            return framework_error("pytorch release '" + text_of(r, "version") + "' is not X.Y");
         }
         rel.series = *series;
         rel.tested = *Version::try_parse(series->str() + ".0");
@@ -169,8 +172,8 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
             FrameworkVariant v;
             auto cuda = Version::try_parse(c.get<std::string>());
             if (!cuda || cuda->size() != 2) {
-                return gen_error("torch " + rel.series.str() + " variant CUDA '" +
-                                 c.get<std::string>() + "' is not X.Y");
+                return framework_error("torch " + rel.series.str() + " variant CUDA '" +
+                                       c.get<std::string>() + "' is not X.Y");
             }
             v.cuda = *cuda;
             v.tag = FrameworkVariant::torch_tag(*cuda);
@@ -185,7 +188,7 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
             ++counts.variants;
         }
         if (rel.variants.empty()) {
-            return gen_error("torch " + rel.series.str() + " has no CUDA variants");
+            return framework_error("torch " + rel.series.str() + " has no CUDA variants");
         }
         std::string def = text_of(r, "pypi_default_cuda");
         std::string def_src = text_of(r, "pypi_default_source");
@@ -193,8 +196,9 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
         if (def.empty()) {
             auto it = defaults.find(rel.series.str());
             if (it == defaults.end()) {
-                return gen_error("torch " + rel.series.str() +
-                                 " has no PyPI default CUDA (add it to cudaenv-frameworks.json)");
+                return framework_error(
+                    "torch " + rel.series.str() +
+                    " has no PyPI default CUDA (add it to cudaenv-frameworks.json)");
             }
             def = text_of(it->second, "cuda");
             dsrc = Sourced{"cudaenv-frameworks.json: " + text_of(it->second, "source"),
@@ -202,20 +206,20 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
         }
         auto dv = Version::try_parse(def);
         if (!dv) {
-            return gen_error("torch " + rel.series.str() + " default CUDA '" + def + "'");
+            return framework_error("torch " + rel.series.str() + " default CUDA '" + def + "'");
         }
         rel.default_variant = FrameworkVariant::torch_tag(*dv);
         const auto* d = rel.default_one();
         if (!d) {
-            return gen_error("torch " + rel.series.str() + "'s PyPI default CUDA " + def +
-                             " is not one of its variants");
+            return framework_error("torch " + rel.series.str() + "'s PyPI default CUDA " + def +
+                                   " is not one of its variants");
         }
         rel.sources["default"] = dsrc;
         count(counts, dsrc);
         rel.sources["variants"] = vsrc;
         rel.cuda = d->cuda;
         if (!d->cudnn) {
-            return gen_error("torch " + rel.series.str() + "'s default variant has no cuDNN");
+            return framework_error("torch " + rel.series.str() + "'s default variant has no cuDNN");
         }
         rel.cudnn = d->cudnn->truncated(2);
         fw.releases.push_back(std::move(rel));
@@ -225,14 +229,14 @@ Result<Framework> pytorch(const json& doc, const json& curation, GenerateReport&
     for (const auto& c : curation.value("pin_snapshots", json::array())) {
         std::string key = text_of(c, "snapshot");
         if (!snapshots.contains(key)) {
-            return gen_error("no pin snapshot '" + key + "' in frameworks/pytorch.json");
+            return framework_error("no pin snapshot '" + key + "' in frameworks/pytorch.json");
         }
         auto series = Version::try_parse(text_of(c, "series"));
         auto rel = std::find_if(fw.releases.begin(), fw.releases.end(), [&](const auto& r) {
             return series && r.series == *series;
         });
         if (rel == fw.releases.end()) {
-            return gen_error("pin snapshot '" + key + "' names an unknown torch release");
+            return framework_error("pin snapshot '" + key + "' names an unknown torch release");
         }
         CUDAENV_TRY(apply_snapshot(snapshots.at(key), c, *rel));
     }
@@ -303,7 +307,7 @@ Result<Framework> jax(const json& doc, const json& curation, GenerateReport& rep
         FrameworkRelease rel;
         auto version = Version::try_parse(text_of(r, "version"));
         if (!version) {
-            return gen_error("jax release '" + text_of(r, "version") + "'");
+            return framework_error("jax release '" + text_of(r, "version") + "'");
         }
         rel.series = *version;
         rel.tested = *version;
@@ -422,7 +426,7 @@ Result<Framework> jax(const json& doc, const json& curation, GenerateReport& rep
             ++counts.variants;
         }
         if (rel.variants.empty()) {
-            return gen_error("jax " + rel.series.str() + " has no CUDA variant");
+            return framework_error("jax " + rel.series.str() + " has no CUDA variant");
         }
         // `jax[cuda]`: jaxlib's default CUDA where setup.py names one; else CUDA 11 while CUDA 11
         // wheels exist (0.4.7-0.4.25, jaxlib's default build), else CUDA 12
@@ -449,12 +453,12 @@ Status add_rules(const json& curation, Framework& fw) {
     for (const auto& r : curation.value("rules", json::object()).value(fw.name, json::array())) {
         FrameworkRule rule{text_of(r, "id"), text_of(r, "text"), text_of(r, "source")};
         if (rule.id.empty() || rule.text.empty() || rule.source.empty()) {
-            return gen_error("rule '" + r.dump() + "' is incomplete");
+            return framework_error("rule '" + r.dump() + "' is incomplete");
         }
         fw.rules.push_back(std::move(rule));
     }
     if (fw.rules.empty()) {
-        return gen_error(fw.name + " has no verdict rules in cudaenv-frameworks.json");
+        return framework_error(fw.name + " has no verdict rules in cudaenv-frameworks.json");
     }
     return Ok{};
 }
@@ -525,7 +529,8 @@ Result<std::vector<Framework>> python_frameworks(const fs::path& ref, GenerateRe
         CUDAENV_TRY(add_rules(curation, j));
         out.push_back(std::move(j));
     } catch (const json::exception& e) {
-        return gen_error(std::string("a framework table is not shaped as expected: ") + e.what());
+        return framework_error(std::string("a framework table is not shaped as expected: ") +
+                               e.what());
     }
     return out;
 }

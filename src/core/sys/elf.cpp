@@ -11,9 +11,10 @@ namespace cudaenv::sys {
 
 namespace {
 
-class File {
+class ElfFile {
   public:
-    explicit File(const std::filesystem::path& p) : m_fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)) {
+    explicit ElfFile(const std::filesystem::path& p)
+        : m_fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)) {
         struct stat st {};
 
         if (m_fd >= 0 && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -21,14 +22,14 @@ class File {
         }
     }
 
-    ~File() {
+    ~ElfFile() {
         if (m_fd >= 0) {
             ::close(m_fd);
         }
     }
 
-    File(const File&) = delete;
-    File& operator=(const File&) = delete;
+    ElfFile(const ElfFile&) = delete;
+    ElfFile& operator=(const ElfFile&) = delete;
 
     /// Exactly `len` bytes at `off`, or false.
     bool read(std::uint64_t off, void* out, std::size_t len) const {
@@ -63,10 +64,24 @@ std::vector<std::string> split_colon(const std::string& s) {
     return out;
 }
 
-} // namespace
+/// Reads exactly `len` bytes at `off` of a bounded source.
+class ElfBytes {
+  public:
+    explicit ElfBytes(std::string_view data) : m_data(data) {}
 
-std::optional<ElfDynamic> read_elf_dynamic(const std::filesystem::path& path) {
-    File f(path);
+    bool read(std::uint64_t off, void* out, std::size_t len) const {
+        if (off > m_data.size() || len > m_data.size() - off) {
+            return false;
+        }
+        std::memcpy(out, m_data.data() + off, len);
+        return true;
+    }
+
+  private:
+    std::string_view m_data;
+};
+
+template <typename Source> std::optional<ElfDynamic> parse_dynamic(const Source& f) {
     Elf64_Ehdr eh{};
     if (!f.read(0, &eh, sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
@@ -146,6 +161,16 @@ std::optional<ElfDynamic> read_elf_dynamic(const std::filesystem::path& path) {
         }
     }
     return out;
+}
+
+} // namespace
+
+std::optional<ElfDynamic> read_elf_dynamic(const std::filesystem::path& path) {
+    return parse_dynamic(ElfFile(path));
+}
+
+std::optional<ElfDynamic> parse_elf_dynamic(std::string_view bytes) {
+    return parse_dynamic(ElfBytes(bytes));
 }
 
 std::string expand_origin(const std::string& entry, const std::string& origin_dir) {

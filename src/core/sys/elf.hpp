@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudaenv::sys {
@@ -19,6 +20,9 @@ struct ElfDynamic {
 };
 
 std::optional<ElfDynamic> read_elf_dynamic(const std::filesystem::path& file);
+
+/// The same from bytes in memory (the fuzz target's way in).
+std::optional<ElfDynamic> parse_elf_dynamic(std::string_view bytes);
 
 /// "$ORIGIN/../../nvidia/cudnn/lib" with the object's folder for $ORIGIN / ${ORIGIN}.
 std::string expand_origin(const std::string& entry, const std::string& origin_dir);

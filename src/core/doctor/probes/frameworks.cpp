@@ -333,6 +333,31 @@ void python_framework(Host& h,
                               "remove that folder from LD_LIBRARY_PATH when running it"});
         }
     }
+    // what its METADATA pins exactly against the wheels installed (pip check's view, without pip)
+    for (const auto& pin : fw.pins) {
+        auto op = pin.find("==");
+        if (op == std::string::npos) {
+            continue;
+        }
+        std::string name = pin.substr(0, std::min(pin.find('['), op));
+        std::string want = pin.substr(op + 2);
+        want = want.substr(0, want.find_first_of(" ,;"));
+        std::string key = name;
+        std::replace(key.begin(), key.end(), '-', '_');
+        auto it = fw.nvidia.find(key);
+        if (it == fw.nvidia.end()) {
+            issues.push_back({Status::warn,
+                              label + " pins " + name + "==" + want + ", which is not installed",
+                              "pip install '" + name + "==" + want + "'"});
+        } else if (it->second != want) {
+            issues.push_back(
+                {Status::warn,
+                 label + " pins " + name + "==" + want + " but " + it->second + " is installed",
+                 "pip install '" + name + "==" + want + "'"});
+        } else {
+            details.push_back(label + " pins " + pin + ": installed");
+        }
+    }
     // the selected nvcc against the CUDA it was built for: extensions are built with it
     const auto& t = h.toolkit();
     if (t.cuda && t.cuda->major() != cuda.major()) {
