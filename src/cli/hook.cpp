@@ -34,7 +34,8 @@ int run_hook(const std::string& shell_arg, Context& ctx) {
     std::optional<std::string> want;
     auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
     if (!sel && sel.error().code == ErrorCode::not_found) {
-        if (auto fws = manifest::load_frameworks(ctx.manifests_path())) {
+        if (auto fws = manifest::load_frameworks(
+                ctx.manifests_path(), activate::selected_framework_name(ctx.env, ctx.cwd))) {
             sel = activate::select(root, *fws, ctx.env, ctx.cwd);
         }
     }

@@ -56,7 +56,8 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     // Exact version names need no manifests; a SPEC in .cuda-version reads the framework tables.
     auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
     if (!sel && sel.error().code == ErrorCode::not_found) {
-        auto fws = manifest::load_frameworks(ctx.manifests_path());
+        auto fws = manifest::load_frameworks(ctx.manifests_path(),
+                                             activate::selected_framework_name(ctx.env, ctx.cwd));
         if (fws) {
             sel = activate::select(root, *fws, ctx.env, ctx.cwd);
         }

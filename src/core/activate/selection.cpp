@@ -182,6 +182,22 @@ Result<std::string> match_installed(const store::Root& root,
     return not_installed;
 }
 
+std::string selected_framework_name(const std::map<std::string, std::string>& env,
+                                    const fs::path& cwd) {
+    std::string written;
+    if (auto it = env.find("CUDAENV_VERSION"); it != env.end() && !trim(it->second).empty()) {
+        written = trim(it->second);
+    } else if (auto file = find_version_file(cwd)) {
+        if (auto text = read_text_file(*file)) {
+            if (auto w = parse_version_file(*text, file->string())) {
+                written = *w;
+            }
+        }
+    }
+    auto spec = written.empty() ? Result<Spec>(Error(ErrorCode::usage, "")) : parse_spec(written);
+    return spec && spec->kind == Spec::Kind::framework ? spec->framework : std::string();
+}
+
 Result<Selection> select(const store::Root& root,
                          const std::vector<manifest::Framework>& frameworks,
                          const std::map<std::string, std::string>& env,

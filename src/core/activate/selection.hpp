@@ -45,6 +45,11 @@ Result<std::string> match_installed(const store::Root& root,
                                     const std::vector<manifest::Framework>& frameworks,
                                     const std::string& written);
 
+/// The framework name a SPEC selected here names (CUDAENV_VERSION, else the nearest
+/// .cuda-version: "tf" for `tf-2.13`), or empty: which framework table the shim must read.
+std::string selected_framework_name(const std::map<std::string, std::string>& env,
+                                    const std::filesystem::path& cwd);
+
 /// The selection for a process with `env` in directory `cwd`.
 Result<Selection> select(const store::Root& root,
                          const std::vector<manifest::Framework>& frameworks,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 namespace cudaenv::manifest {
@@ -1150,12 +1151,46 @@ Result<ManifestFiles> read_manifest_dir(const std::filesystem::path& dir) {
     return out;
 }
 
-Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir) {
+namespace {
+
+/// Whether a framework file can be passed over when only `name` is wanted, from its first bytes:
+/// the codec writes "name" and "aliases" before the releases, so a file whose stem is not the
+/// name and whose whole aliases list is in its head without the name is another framework's.
+/// Anything else (a hand-written file, a long head) is parsed.
+bool surely_other_framework(const std::filesystem::path& file, std::string_view name) {
+    if (file.stem() == name) {
+        return false;
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    auto key = head.find("\"aliases\"");
+    auto open = key == std::string::npos ? key : head.find('[', key);
+    auto close = open == std::string::npos ? open : head.find(']', open);
+    auto name_key = head.find("\"name\"");
+    if (close == std::string::npos || name_key == std::string::npos || name_key > key) {
+        return false;
+    }
+    std::string quoted = "\"" + std::string(name) + "\"";
+    auto name_end = head.find(',', name_key);
+    return head.substr(open, close - open).find(quoted) == std::string::npos &&
+           head.substr(name_key, name_end == std::string::npos ? 0 : name_end - name_key)
+                   .find(quoted) == std::string::npos;
+}
+
+} // namespace
+
+Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir,
+                                               std::string_view only) {
     std::vector<Framework> out;
     for (const auto& file : json_files(dir / "frameworks")) {
         // the files load_catalog reads, no others: the shim and the CLI see one set
         if (!is_manifest_file_name("frameworks/" + file.filename().string())) {
             continue;
+        }
+        if (!only.empty() && surely_other_framework(file, only)) {
+            continue; // the shim asks for one framework: PyTorch's and JAX's tables are large
         }
         auto doc = CUDAENV_TRY(load_json_file(file));
         out.push_back(CUDAENV_TRY(parse_framework(doc, file.string())));

@@ -38,7 +38,10 @@ Result<Catalog> parse_catalog(const ManifestFiles& files, const std::string& sho
 Result<Catalog> load_catalog(const std::filesystem::path& dir);
 
 /// Loads only <dir>/frameworks/*.json (what selection needs; fast enough for shims).
-Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir);
+/// `only`: a framework's name or alias -- files that are surely another framework's are not
+/// parsed (what the shim and the prompt hook need for a `tf-2.13` in .cuda-version).
+Result<std::vector<Framework>> load_frameworks(const std::filesystem::path& dir,
+                                               std::string_view only = {});
 
 /// Parses one manifest document of the given kind; `origin` names it in errors.
 Result<CudaRelease> parse_cuda_release(const nlohmann::json& doc, std::string_view origin);

@@ -293,3 +293,23 @@ TEST(BuiltinManifests, ProfilesNestAndFullExcludesDriverParts) {
         EXPECT_EQ(std::find(full.begin(), full.end(), never), full.end()) << never;
     }
 }
+
+// The shim reads one framework's table for a `tf-2.13` in .cuda-version: PyTorch's and JAX's
+// (200 KB) are passed over by their heads, and an alias finds its file.
+TEST(BuiltinManifests, LoadFrameworksForOneName) {
+    auto names = [](const char* only) {
+        std::vector<std::string> out;
+        auto fws = load_frameworks(CUDAENV_TEST_MANIFESTS, only);
+        EXPECT_TRUE(fws) << only;
+        for (const auto& f : fws ? *fws : std::vector<Framework>{}) {
+            out.push_back(f.name);
+        }
+        return out;
+    };
+    EXPECT_EQ(names("tf"), std::vector<std::string>{"tensorflow"});
+    EXPECT_EQ(names("tensorflow"), std::vector<std::string>{"tensorflow"});
+    EXPECT_EQ(names("torch"), std::vector<std::string>{"pytorch"});
+    EXPECT_EQ(names("jaxlib"), std::vector<std::string>{"jax"});
+    EXPECT_EQ(names("").size(), 3u);
+    EXPECT_TRUE(names("mxnet").empty());
+}
