@@ -8,7 +8,7 @@
 # own root, and the machine's own CUDA (NVIDIA's runfile link, which `global --force` replaced) put
 # back with its loader entry working again. Needs root (mount namespaces, dpkg).
 #
-#   tests/packaging/deb_test.sh build/deb/cudaenv_0.1.0_amd64.deb
+#   tests/packaging/deb_test.sh build/deb/cudaenv_0.2.0_amd64.deb
 set -euo pipefail
 
 deb=$(realpath "${1:?usage: deb_test.sh PACKAGE.deb}")
