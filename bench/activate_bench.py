@@ -45,6 +45,9 @@ def main():
     n = args.runs
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        # mkdtemp's 0700 would make the machine-wide root below it unreadable to others, which
+        # `global` refuses (exit 7): a machine-wide root is world-readable
+        tmp.chmod(0o755)
         data = fixture_mirror.build(tmp / "fixture", exe)
         srv = FaultServer(data / "mirror")
         sysroot = tmp / "sysroot"

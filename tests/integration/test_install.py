@@ -411,3 +411,16 @@ def test_the_mirror_option_wins_over_the_environment(inst):
     assert res.rc == 0, res
     assert res.json()["versions"][0]["archives"][0]["url"].startswith(good)
     assert inst("--mirror", good, "list").rc == 0  # before the command too
+
+
+def test_peak_rss_is_cudaenvs_own_not_its_parents(inst):
+    """install --json's stats.peak_rss_kib is cudaenv's VmHWM: a 300 MiB parent (as a benchmark's
+    Python holding its payload) does not leak into it, as getrusage's ru_maxrss would across exec."""
+    big = bytearray(300 << 20)
+    for i in range(0, len(big), 4096):
+        big[i] = 1
+    res = inst("install", "tf-2.13", "--json")
+    assert res.rc == 0, res.err
+    kib = res.json()["stats"]["peak_rss_kib"]
+    assert 1000 < kib < 64 * 1024, kib
+    del big

@@ -16,12 +16,12 @@
 #include "core/resolve/resolve.hpp"
 #include "core/sha256.hpp"
 #include "core/sys/dynlib.hpp"
+#include "core/sys/process.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <map>
@@ -266,17 +266,14 @@ int run_install(const InstallCli& o, Context& ctx) {
         return 0;
     }
     if (ctx.json) {
-        struct rusage self {};
-
-        ::getrusage(RUSAGE_SELF, &self);
         emit_json(ctx,
                   {{"command", "install"},
                    {"ok", true},
                    {"changed", changed},
                    {"dry_run", o.dry_run},
                    {"versions", versions},
-                   // this process only; the dlopen verification child is not included
-                   {"stats", {{"peak_rss_kib", self.ru_maxrss}}}});
+                   // this process only (VmHWM); the dlopen verification child is not included
+                   {"stats", {{"peak_rss_kib", sys::peak_rss_kib()}}}});
     }
     return 0;
 }

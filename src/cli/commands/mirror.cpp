@@ -1,4 +1,5 @@
 // cudaenv mirror SPEC... --to DIR [--platform P]... | mirror --verify DIR
+#include "core/sys/process.hpp"
 #include "core/mirror/mirror.hpp"
 
 #include "../context.hpp"
@@ -270,7 +271,8 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
              {"downloaded_bytes", out->downloaded_bytes},
              {"files", arr},
              {"not_mirrored", elsewhere},
-             {"channel", carried->file ? nlohmann::json(carried->file->path) : nlohmann::json()}});
+             {"channel", carried->file ? nlohmann::json(carried->file->path) : nlohmann::json()},
+             {"stats", {{"peak_rss_kib", sys::peak_rss_kib()}}}});
         return 0;
     }
     if (!carried->note.empty()) {

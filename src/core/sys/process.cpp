@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 extern char** environ;
@@ -132,6 +134,17 @@ class RealProcesses final : public ProcessRunner {
 };
 
 } // namespace
+
+std::uint64_t peak_rss_kib() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) {
+            return std::strtoull(line.c_str() + 6, nullptr, 10); // "VmHWM:    9216 kB"
+        }
+    }
+    return 0;
+}
 
 const ProcessRunner& real_processes() {
     static const RealProcesses real;

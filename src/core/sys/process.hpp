@@ -5,6 +5,7 @@
 #include "../error.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,10 @@ class ProcessRunner {
 
 /// run_process, as a ProcessRunner.
 const ProcessRunner& real_processes();
+
+/// This process's peak resident set (KiB): /proc/self/status's VmHWM, which exec resets --
+/// unlike getrusage's ru_maxrss, which a process spawned by a large parent inherits across
+/// execve (a cudaenv started by a 300 MiB Python would report 310 MiB). 0 when unknown.
+std::uint64_t peak_rss_kib();
 
 } // namespace cudaenv::sys
