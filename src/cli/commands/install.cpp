@@ -22,7 +22,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-
 #include <algorithm>
 #include <map>
 #include <memory>

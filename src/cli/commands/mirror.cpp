@@ -1,5 +1,4 @@
 // cudaenv mirror SPEC... --to DIR [--platform P]... | mirror --verify DIR
-#include "core/sys/process.hpp"
 #include "core/mirror/mirror.hpp"
 
 #include "../context.hpp"
@@ -11,6 +10,7 @@
 #include "core/manifest/indexes.hpp"
 #include "core/sha256.hpp"
 #include "core/sys/dynlib.hpp"
+#include "core/sys/process.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "sets.hpp" // parse_utc, format_utc
 #include "signing.hpp"
 
 #include <cstdint>
@@ -80,9 +81,5 @@ check_signature(std::string_view bytes, const Trust& trust, std::string_view ori
 Result<std::string> make_bundle(const std::map<std::string, std::string>& files,
                                 const BundleInfo& info,
                                 const std::vector<SecretKey>& keys);
-
-/// "2026-12-06T00:00:00Z" <-> seconds since the epoch (UTC only; nothing else is accepted).
-std::optional<std::time_t> parse_utc(std::string_view text);
-std::string format_utc(std::time_t t);
 
 } // namespace cudaenv::channel

@@ -145,32 +145,63 @@ const char* ManifestsInUse::origin_text() const {
     return "shipped";
 }
 
-namespace {
-
-/// "2026-12-06T00:00:00Z" -> seconds (UTC); none when it is not that shape.
-std::optional<std::time_t> utc_seconds(const std::string& s) {
-    std::tm tm{};
-    if (s.size() != 20 || ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) {
+std::optional<std::time_t> parse_utc(std::string_view text) {
+    // exactly YYYY-MM-DDTHH:MM:SSZ
+    if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
+        text[13] != ':' || text[16] != ':' || text[19] != 'Z') {
         return std::nullopt;
     }
-    return ::timegm(&tm);
+    auto num = [&](std::size_t at, std::size_t len) -> int {
+        int v = 0;
+        for (std::size_t i = at; i < at + len; ++i) {
+            if (text[i] < '0' || text[i] > '9') {
+                return -1;
+            }
+            v = v * 10 + (text[i] - '0');
+        }
+        return v;
+    };
+    int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2),
+        s = num(17, 2);
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+        s < 0 || s > 60) {
+        return std::nullopt;
+    }
+    std::tm tm{};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    std::time_t t = ::timegm(&tm);
+    if (t == static_cast<std::time_t>(-1) || tm.tm_mday != d) { // 2026-02-31 rolls over
+        return std::nullopt;
+    }
+    return t;
 }
 
-} // namespace
+std::string format_utc(std::time_t t) {
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
 
 std::vector<std::string> staleness(const ManifestsInUse& m, std::time_t now) {
     std::vector<std::string> out;
     if (m.origin == ManifestsInUse::Origin::given) {
         return out;
     }
-    if (auto expires = utc_seconds(m.release.expires); expires && *expires <= now) {
+    if (auto expires = parse_utc(m.release.expires); expires && *expires <= now) {
         out.push_back("the manifests in use (serial " + std::to_string(m.release.serial) +
                       ") expired on " + m.release.expires.substr(0, 10) +
                       ": run `cudaenv update` (if it finds nothing newer, the channel or mirror "
                       "has stopped being refreshed)");
         return out;
     }
-    if (auto made = utc_seconds(m.release.created)) {
+    if (auto made = parse_utc(m.release.created)) {
         long days = static_cast<long>((now - *made) / 86400);
         if (days > k_stale_days) {
             out.push_back("the manifests in use are " + std::to_string(days) +

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudaenv::channel {
@@ -98,5 +99,10 @@ std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesyst
 /// first, then its upstreams).
 ManifestsInUse choose_manifests(const std::filesystem::path& floor,
                                 const std::vector<std::filesystem::path>& roots);
+
+/// "2026-12-06T00:00:00Z" <-> seconds since the epoch (UTC only; nothing else is accepted:
+/// exactly that shape, a real calendar day). The bundle's times and the staleness check share it.
+std::optional<std::time_t> parse_utc(std::string_view text);
+std::string format_utc(std::time_t t);
 
 } // namespace cudaenv::channel
