@@ -347,3 +347,15 @@ def test_install_and_use_a_torch_spec(proj):
     res = proj("use", "torch-2.5+cu118", cwd=proj.proj)
     assert_one_line_error(res, 9)
     assert "cudaenv install torch-2.5+cu118" in res.err
+
+
+def test_doctor_says_the_selected_nvcc_is_another_major_than_torchs(proj, tmp_path):
+    assert proj("install", "11.8").rc == 0
+    venv = tmp_path / "venv"
+    torch_wheel(site_of(venv), "2.5.1", "12.4")
+    res = proj("doctor", "--json", cwd=proj.proj,
+               env={"VIRTUAL_ENV": str(venv), "CUDAENV_VERSION": "11.8", "PATH": "/usr/bin:/bin"})
+    probe = next(p for p in res.json()["probes"] if p["id"] == "frameworks")
+    text = json.dumps(probe)
+    assert "torch 2.5.1 was built for CUDA 12.4 but the selected nvcc is 11.8" in text, text
+    assert "cpp_extension.py" in text and "cudaenv use --match" in text
