@@ -285,6 +285,28 @@ def test_gc_keeps_pinned_global_and_rollback_targets_and_frees_the_rest(machine,
     assert list((machine.root / "pins").iterdir()) == []  # the stale record went with it
 
 
+
+def test_gc_reads_pin_records_of_every_format(machine, tmp_path):
+    """Pins go through the record codec: today's cudaenv.pin/1, cudaenv 0.1.0's {"schema": 1} (still
+    keeps its project's version), a later format (left alone) and a damaged one (gc's to remove)."""
+    assert machine("install", "tf-2.16").rc == 0
+    proj = tmp_path / "old-pin"
+    proj.mkdir()
+    (proj / ".cuda-version").write_text("tf-2.16\n")
+    pins = machine.root / "pins"
+    pins.mkdir(exist_ok=True)
+    (pins / "legacy.json").write_text(json.dumps({"schema": 1, "dir": str(proj)}) + "\n")
+    (pins / "later.json").write_text(json.dumps({"schema": "cudaenv.pin/2", "dir": str(proj)}))
+    (pins / "damaged.json").write_text("{not json")
+    doc = machine("gc", "--json", cwd=machine.tmp).json()
+    assert "pinned by " + str(proj / ".cuda-version") in doc["kept"][TF216], doc["kept"]
+    assert machine("gc", "--apply", cwd=machine.tmp).rc == 0
+    assert sorted(p.name for p in pins.iterdir()) == ["later.json", "legacy.json"]
+    assert machine("use", "tf-2.16", cwd=proj).rc == 0  # rewritten in today's format
+    records = [json.loads(p.read_text()) for p in pins.iterdir() if p.name not in ("later.json", "legacy.json")]
+    assert records == [{"schema": "cudaenv.pin/1", "dir": str(proj)}]
+
+
 # -- 8. which knows libraries ----------------------------------------------------------------------------
 
 def test_which_a_library_now_and_inside_exec(two):

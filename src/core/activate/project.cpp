@@ -154,8 +154,7 @@ write_project_pin(const store::Root& root, const fs::path& dir, const std::strin
     }
     // The record only helps gc; a root that cannot take it (read-only, not made yet) is no error.
     (void)make_dirs(pins_dir(root));
-    nlohmann::json j{{"schema", 1}, {"dir", dir.string()}};
-    (void)write_file_atomic(pin_record(root, dir), j.dump() + "\n");
+    (void)write_file_atomic(pin_record(root, dir), store::encode(store::PinRecord{dir.string()}));
     return out;
 }
 
@@ -181,14 +180,17 @@ std::vector<RecordedPin> recorded_pins(const store::Root& root, std::vector<fs::
             continue;
         }
         auto text = read_text_file(it->path());
-        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        if (!j.is_object() || !j.contains("dir") || !j["dir"].is_string()) {
-            if (stale) {
+        auto rec = text ? store::decode_pin_record(*text, it->path().string())
+                        : Result<store::PinRecord>(std::move(text).error());
+        if (!rec) {
+            // a later cudaenv's record is its own; a damaged one is gc's to remove
+            bool newer = text && text->find("\"cudaenv.pin/") != std::string::npos;
+            if (stale && !newer) {
                 stale->push_back(it->path());
             }
             continue;
         }
-        fs::path dir = j["dir"].get<std::string>();
+        fs::path dir = rec->dir;
         auto file = read_text_file(dir / k_version_file);
         auto written = file ? parse_version_file(*file, (dir / k_version_file).string())
                             : Result<std::string>(Error(ErrorCode::not_found, "gone"));

@@ -233,6 +233,23 @@ Result<VersionRecord> decode_version_record(std::string_view text, const std::st
     return r;
 }
 
+Result<PinRecord> decode_pin_record(std::string_view text, const std::string& origin) {
+    auto raw = json::parse(text, nullptr, false);
+    bool legacy = raw.is_object() && raw.contains("schema") && raw["schema"].is_number_integer() &&
+                  raw["schema"].get<long long>() == 1; // what 0.1.0 wrote
+    json j = legacy ? raw : CUDAENV_TRY(open_document(text, origin, k_pin_schema));
+    PinRecord r;
+    r.dir = CUDAENV_TRY(Fields(j, origin).string("dir"));
+    if (r.dir.front() != '/') {
+        return Error(ErrorCode::integrity, origin + ": 'dir' is not an absolute path");
+    }
+    return r;
+}
+
+std::string encode(const PinRecord& r) {
+    return json{{"schema", k_pin_schema}, {"dir", r.dir}}.dump() + "\n";
+}
+
 std::string encode(const VersionRecord& r) {
     json components = json::array();
     for (const auto& c : r.components) {

@@ -21,6 +21,7 @@ namespace cudaenv::store {
 inline constexpr const char* k_store_schema = "cudaenv.store/1";
 inline constexpr const char* k_version_schema = "cudaenv.version/1";
 inline constexpr const char* k_state_schema = "cudaenv.state/1";
+inline constexpr const char* k_pin_schema = "cudaenv.pin/1";
 
 /// One entry of an extracted archive, relative to its top directory.
 struct FileRecord {
@@ -83,6 +84,15 @@ struct State {
 
 // Text <-> record. `origin` names the file in errors
 // ("'/root/versions/11.8/.cudaenv-version.json'").
+/// pins/<hash>.json: a project `use` pinned, so that gc keeps what its .cuda-version selects.
+/// cudaenv 0.1.0 wrote `{"schema": 1, "dir": ...}`, which is read as the same record.
+struct PinRecord {
+    std::string dir; ///< the project folder (absolute)
+};
+
+Result<PinRecord> decode_pin_record(std::string_view text, const std::string& origin);
+std::string encode(const PinRecord& r);
+
 Result<StoreRecord> decode_store_record(std::string_view text, const std::string& origin);
 std::string encode(const StoreRecord& r);
 Result<VersionRecord> decode_version_record(std::string_view text, const std::string& origin);

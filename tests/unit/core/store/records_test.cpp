@@ -157,3 +157,22 @@ TEST(Records, WrittenAtomicallyIntoTheDirectoryAndReadBack) {
     EXPECT_FALSE(missing);
     fs::remove_all(dir);
 }
+
+// pins/<hash>.json through the codec: today's schema, 0.1.0's `"schema": 1`, and refusals.
+TEST(Records, PinRecordRoundTripsAndReadsTheFirstFormat) {
+    auto r = decode_pin_record(encode(PinRecord{"/home/u/proj"}), "pin");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->dir, "/home/u/proj");
+    auto legacy = decode_pin_record(R"({"schema": 1, "dir": "/srv/p"})", "pin");
+    ASSERT_TRUE(legacy) << legacy.error().message;
+    EXPECT_EQ(legacy->dir, "/srv/p");
+    for (const char* bad : {R"({"schema": "cudaenv.pin/2", "dir": "/p"})",
+                            R"({"schema": 2, "dir": "/p"})",
+                            R"({"schema": "cudaenv.pin/1", "dir": "relative"})",
+                            R"({"schema": "cudaenv.pin/1"})",
+                            "not json"}) {
+        auto e = decode_pin_record(bad, "pin");
+        ASSERT_FALSE(e) << bad;
+        EXPECT_EQ(e.error().code, ErrorCode::integrity) << bad;
+    }
+}
