@@ -67,7 +67,7 @@ int run_global(const GlobalCli& o, Context& ctx) {
     }
     auto version = activate::match_installed(root, (*cat)->frameworks, o.spec);
     if (!version) {
-        // Switching the machine to what is not there is a state conflict (reliability.md S4);
+        // Switching the machine to what is not there is a state conflict (docs/reliability.md S4);
         // a SPEC that is no SPEC stays a usage error.
         Error e = version.error();
         if (e.code != ErrorCode::usage) {

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 /// LD_LIBRARY_PATH entries for another CUDA override what the selection and the ld.so cache give
-/// (reliability.md L5): say so on stderr.
+/// (docs/reliability.md L5): say so on stderr.
 void warn_library_path(Context& ctx, const fs::path& prefix) {
     for (const auto& item : activate::split_path_list(ctx.getenv("LD_LIBRARY_PATH").value_or(""))) {
         std::string lower = item;

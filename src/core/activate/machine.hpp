@@ -1,8 +1,8 @@
-// The machine's selection (design.md §3.2, reliability.md R5, R7, R8): <sysroot>/usr/local/cuda
-// repointed by a temporary symlink renamed over it, exactly one file of ours in
-// <sysroot>/etc/ld.so.conf.d, ldconfig run under the lock and its cache checked, and a journal
-// (state.json) that keeps the previous state for `rollback` and for finishing a switch that was
-// interrupted. Every step that fails after the link moved puts the link and the conf file back.
+// The machine's selection (docs/design.md §3.2, docs/reliability.md R5, R7, R8):
+// <sysroot>/usr/local/cuda repointed by a temporary symlink renamed over it, exactly one file of
+// ours in <sysroot>/etc/ld.so.conf.d, ldconfig run under the lock and its cache checked, and a
+// journal (state.json) that keeps the previous state for `rollback` and for finishing a switch that
+// was interrupted. Every step that fails after the link moved puts the link and the conf file back.
 #pragma once
 
 #include "../error.hpp"
@@ -62,8 +62,8 @@ struct SwitchOutcome {
     std::string version;
     std::string previous; ///< previous global ("system" when none)
     bool ldconfig_ran = false;
-    /// Other ld.so.conf.d files naming CUDA library folders (reliability.md L3): their libraries
-    /// may shadow the switched version's.
+    /// Other ld.so.conf.d files naming CUDA library folders (docs/reliability.md L3): their
+    /// libraries may shadow the switched version's.
     std::vector<std::string> warnings;
     /// `global system`: what was put back at the link, as cudaenv found it before it first
     /// replaced it (a link's target, or the directory's place while it was moved aside).

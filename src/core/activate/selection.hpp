@@ -1,4 +1,4 @@
-// Which version a process uses (design.md §2.3): CUDAENV_VERSION, else the nearest
+// Which version a process uses (docs/design.md §2.3): CUDAENV_VERSION, else the nearest
 // .cuda-version in the directory or a parent, else the global choice (state.json), else the
 // system's own CUDA. And which framework the project runs, so that incompatible choices can be
 // refused: a .cuda-version naming one (tf-2.13), else a pin in the project's requirement files,

@@ -1,6 +1,6 @@
-// Shims (design.md §3.3): <root>/shims/<tool> is a symlink to the cudaenv binary, which, started
-// under a tool's name, picks the version and execs the real tool (cli/proxy.cpp). No shell script
-// is on this path. `rehash` makes one shim per executable in any installed version's bin/.
+// Shims (docs/design.md §3.3): <root>/shims/<tool> is a symlink to the cudaenv binary, which,
+// started under a tool's name, picks the version and execs the real tool (cli/proxy.cpp). No shell
+// script is on this path. `rehash` makes one shim per executable in any installed version's bin/.
 #pragma once
 
 #include "../error.hpp"

@@ -1,5 +1,5 @@
-// Safe extraction (reliability.md R3, R4): libarchive reads, our own filter decides, and our own
-// code writes every entry with openat/O_NOFOLLOW/O_EXCL under a private directory.
+// Safe extraction (docs/reliability.md R3, R4): libarchive reads, our own filter decides, and our
+// own code writes every entry with openat/O_NOFOLLOW/O_EXCL under a private directory.
 //
 // The filter sees the raw entry name and link target and refuses the whole archive (exit 5) on:
 // an absolute name, any "..", an empty or "." segment, a backslash or control character, a

@@ -1,5 +1,5 @@
-// cudaenv doctor (design.md §5): independent probes, one per file under probes/, each reading the
-// machine only through a Host (files under the sysroot, the loader's view, child processes for
+// cudaenv doctor (docs/design.md §5): independent probes, one per file under probes/, each reading
+// the machine only through a Host (files under the sysroot, the loader's view, child processes for
 // the libraries) and returning ok / warn / fail / skip with a one-line finding, the details and
 // the exact step that fixes it. A probe names the probes it stands on; when one of those fails or
 // is skipped, the runner reports it as skipped with that reason instead of adding noise.

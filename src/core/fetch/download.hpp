@@ -1,4 +1,4 @@
-// Verified downloads with libcurl (reliability.md R1, R2, R10).
+// Verified downloads with libcurl (docs/reliability.md R1, R2, R10).
 //
 // A file is downloaded to "<dest>.partial", hashed with SHA-256 while the bytes stream in, and
 // renamed to <dest> only when its size and hash match. A later call resumes a partial file with

@@ -44,8 +44,8 @@ std::string basename_of(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// A component version cudaenv already has must keep its hash (reliability.md D15): NVIDIA never
-/// republishes a version with other bytes, so a different hash means a tampered or confused
+/// A component version cudaenv already has must keep its hash (docs/reliability.md D15): NVIDIA
+/// never republishes a version with other bytes, so a different hash means a tampered or confused
 /// mirror or manifest.
 Status refuse_changed_hash(const store::Root& root, const Job& j) {
     std::string prefix = j.archive.component + "-" + j.archive.version.str() + "-";

@@ -1,4 +1,4 @@
-// The install pipeline (reliability.md §2): resolve -> lock -> download (parallel, verified,
+// The install pipeline (docs/reliability.md §1): resolve -> lock -> download (parallel, verified,
 // resumable) -> extract each archive as soon as it is verified into a private stage -> publish it
 // into store/ with one rename -> compose the version (hard links; cuDNN flattened into lib64/) in
 // another stage -> verify it (cuDNN header = manifest, every sublibrary, every library loads in a

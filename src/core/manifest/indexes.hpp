@@ -2,7 +2,7 @@
 // index-pinned releases (the manifests pin the index's sha256: manifests/indexes.json) and
 // unpinned ones (--allow-unpinned). An index trusted without a pin is recorded in the root
 // (indexes/trusted.json plus the file itself), so later runs know the release, and a later
-// index with a different hash for the same release is refused (reliability.md D15).
+// index with a different hash for the same release is refused (docs/reliability.md D15).
 #pragma once
 
 #include "../error.hpp"

@@ -1,5 +1,5 @@
-// `cudaenv mirror` (design.md §4, §6): everything some resolutions need -- NVIDIA's archives and
-// the redistrib index files -- downloaded and verified into a directory laid out exactly like
+// `cudaenv mirror` (docs/design.md §4, §6): everything some resolutions need -- NVIDIA's archives
+// and the redistrib index files -- downloaded and verified into a directory laid out exactly like
 // NVIDIA's host, so any static HTTP server can serve it and CUDAENV_MIRROR works unchanged.
 //
 //   <dir>/cuda/redist/redistrib_11.8.0.json

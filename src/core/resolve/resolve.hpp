@@ -74,7 +74,7 @@ struct Resolution {
     /// Everything is known now ("full"), or part waits for a pinned index ("index").
     std::string known() const { return cuda_index || cudnn_index ? "index" : "full"; }
 
-    /// The selectable version's name: "11.8.0" or "11.8.0+cudnn8.6.0.163" (design.md 3.1).
+    /// The selectable version's name: "11.8.0" or "11.8.0+cudnn8.6.0.163" (docs/design.md 3.1).
     std::string version_name() const;
 };
 

@@ -1,4 +1,4 @@
-// The one lock that serialises every state change (reliability.md R6): flock(2) on the root
+// The one lock that serialises every state change (docs/reliability.md R6): flock(2) on the root
 // directory itself, opened O_CLOEXEC so no child inherits it. A lock file could be deleted or
 // replaced while a run holds it, and the next run would lock a new inode and proceed beside the
 // first; a directory cannot be replaced under its own entries, and after locking, the path must

@@ -1,6 +1,6 @@
 // state.json, the root's record of the machine-wide choice and the journal of `global`
-// (reliability.md F11), as a typed record (records.hpp has its codec). It is read and written only
-// under the root's lock by the commands that change it (global, rollback), so two concurrent
+// (docs/reliability.md F11), as a typed record (records.hpp has its codec). It is read and written
+// only under the root's lock by the commands that change it (global, rollback), so two concurrent
 // switches journal what the machine really was; a file that cannot be read is an error with a hint,
 // never an empty state that would forget the global choice.
 #pragma once

@@ -28,7 +28,8 @@ Finding cuda_link(Host& h) {
     auto state = activate::read_link_state(m, h.config().link_root());
     using Kind = activate::LinkState::Kind;
     std::vector<std::string> details;
-    // the journal (reliability.md F11): an interrupted switch names the version it was going to
+    // the journal (docs/reliability.md F11): an interrupted switch names the version it was going
+    // to
     auto journal = store::load_state(h.config().link_root());
     if (!journal) {
         return warn(journal.error().message,
