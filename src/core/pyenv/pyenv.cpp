@@ -378,9 +378,15 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         }
         std::optional<unsigned> major;
         std::string local = jaxlib->local(); // "cuda12.cudnn89"
-        if (local.rfind("cuda", 0) == 0 && local.size() > 4 && std::isdigit(local[4])) {
-            major = static_cast<unsigned>(std::stoul(local.substr(4)));
-            fw.cuda_from = "jaxlib " + jaxlib->version;
+        if (local.rfind("cuda", 0) == 0) {
+            // the dist-info's name is the machine's, not ours: a number of at most two digits
+            auto dot = local.find('.'); // "cuda12.cudnn89": at 6, never before 4
+            auto v = Version::try_parse(
+                local.substr(4, dot == std::string::npos ? std::string::npos : dot - 4));
+            if (v && v->size() == 1 && v->major() >= 9 && v->major() < 100) {
+                major = v->major();
+                fw.cuda_from = "jaxlib " + jaxlib->version;
+            }
         }
         for (unsigned m : {13u, 12u, 11u}) {
             if (major) {

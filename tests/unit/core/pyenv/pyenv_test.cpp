@@ -88,6 +88,23 @@ TEST(PyEnv, OldJaxlibLocalVersionAndCpuTorch) {
     EXPECT_EQ(fws[1].version->str(), "0.4.25");
 }
 
+// A dist-info name is whatever is on disk: a local version that is no CUDA build is a CPU build,
+// never an exception.
+TEST(PyEnv, OddJaxlibLocalVersionsAreNotCudaBuilds) {
+    for (const char* local : {"cuda99999999999999999999999", "cuda", "cuda.x", "cudaX12"}) {
+        test::TempDir t;
+        fs::path site = t.path() / "v/lib/python3.11/site-packages";
+        dist(site, "jaxlib", std::string("0.4.20+") + local);
+        RealFiles files(
+            std::map<std::string, std::string>{{"VIRTUAL_ENV", (t.path() / "v").string()}});
+        auto env = active_environment(files);
+        ASSERT_TRUE(env);
+        auto fws = installed_frameworks(files, *env);
+        ASSERT_EQ(fws.size(), 1u) << local;
+        EXPECT_TRUE(fws[0].cpu_only) << local;
+    }
+}
+
 TEST(PyEnv, NoEnvironmentIsNone) {
     RealFiles files(std::map<std::string, std::string>{{"PATH", "/nonexistent"}});
     EXPECT_FALSE(active_environment(files));
