@@ -146,9 +146,11 @@ Result<std::string> match_installed(const store::Root& root,
                 return not_installed;
             }
             cuda = var->cuda_floor ? var->cuda_install.value_or(var->cuda.truncated(1)) : var->cuda;
+            // the cuDNN's major only: resolve may have taken a newer one of the series or major
+            // than the wheels pin (one the manifests carry), which the framework's rule accepts
             cudnn.reset();
             if (var->cudnn) {
-                cudnn = var->cudnn->truncated(var->cuda_floor ? 1 : 2);
+                cudnn = var->cudnn->truncated(1);
             }
         }
     }

@@ -405,8 +405,8 @@ Result<Framework> jax(const json& doc, const json& curation, GenerateReport& rep
             std::string var = "_default_cuda" + std::to_string(major) + "_cudnn_version";
             if (!v.cudnn && defaults.is_object() && defaults.contains(var)) {
                 std::string digits = defaults[var].get<std::string>(); // "86" -> 8.6
-                if (digits.size() >= 2) {
-                    v.cudnn = Version::try_parse(digits.substr(0, 1) + "." + digits.substr(1));
+                if (digits.size() >= 2 &&
+                    (v.cudnn = Version::try_parse(digits.substr(0, 1) + "." + digits.substr(1)))) {
                     v.cudnn_below = major_only(v.cudnn->major() + 1);
                     v.sources["cudnn"] = Sourced{at + " setup.py " + var +
                                                      " (the cuDNN jaxlib's wheel was built "
@@ -528,7 +528,7 @@ Result<std::vector<Framework>> python_frameworks(const fs::path& ref, GenerateRe
         auto j = CUDAENV_TRY(jax(jax_doc, curation.value("jax", json::object()), report));
         CUDAENV_TRY(add_rules(curation, j));
         out.push_back(std::move(j));
-    } catch (const json::exception& e) {
+    } catch (const std::exception& e) { // json's type errors, a std::stoul on a non-number
         return framework_error(std::string("a framework table is not shaped as expected: ") +
                                e.what());
     }

@@ -210,20 +210,28 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
 } // namespace
 
 const FrameworkVariant* best_variant(const FrameworkRelease& rel, const Version& cuda) {
-    const FrameworkVariant* best = nullptr;
+    // the same major.minor; else the newest build for an older minor (minor-version
+    // compatibility runs an older build on a newer CUDA); else the oldest of the major
+    const FrameworkVariant* below = nullptr;
+    const FrameworkVariant* above = nullptr;
     for (const auto& v : rel.variants) {
         if (v.cuda.major() != cuda.major()) {
             continue;
         }
-        bool exact = v.cuda_floor || (cuda.size() >= 2 && v.cuda.minor() == cuda.minor());
-        if (exact) {
+        if (v.cuda_floor) {
+            return &v; // JAX: one build per major
+        }
+        bool older = cuda.size() < 2 || v.cuda.minor() < cuda.minor(); // a major alone: any
+        if (cuda.size() >= 2 && v.cuda.minor() == cuda.minor()) {
             return &v;
         }
-        if (!best || v.cuda > best->cuda) {
-            best = &v;
+        if (older && (!below || v.cuda > below->cuda)) {
+            below = &v;
+        } else if (!older && (!above || v.cuda < above->cuda)) {
+            above = &v;
         }
     }
-    return best;
+    return below ? below : above;
 }
 
 namespace {

@@ -119,7 +119,8 @@ Status check_variant_compat(const manifest::Framework& framework,
                             std::vector<std::string>* notes = nullptr);
 
 /// The variant of `release` that fits `cuda` best: the same major.minor (PyTorch) or the major
-/// (JAX), else the newest of the same major; null when no variant has its major.
+/// (JAX), else the newest build for an older minor of the major, else the oldest for a newer one;
+/// null when no variant has its major.
 const manifest::FrameworkVariant* best_variant(const manifest::FrameworkRelease& release,
                                                const Version& cuda);
 

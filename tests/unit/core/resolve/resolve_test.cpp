@@ -480,4 +480,14 @@ TEST(FrameworkVerdicts, PyTorchAndJaxReleases) {
     EXPECT_EQ(r->cuda->version.major(), 13u);
     EXPECT_FALSE(run("jax-0.6.0+cuda13")); // no such build before 0.7.0
     EXPECT_EQ(run("torch-2.5+cu999").error().code, ErrorCode::not_found);
+
+    // --cuda between two builds takes the older one (an older build runs on a newer CUDA)
+    o.cuda = v("12.3");
+    r = run("torch-2.5", o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->framework_variant->tag, "cu121");
+    o.cuda = v("12.0"); // below every build of the major: the oldest
+    r = run("torch-2.5", o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->framework_variant->tag, "cu121");
 }
