@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 namespace cudaenv {
@@ -37,6 +38,18 @@ Error fs_error(const std::string& what, const std::filesystem::path& path, int e
 }
 
 } // namespace
+
+std::optional<std::string> read_file_prefix(const std::filesystem::path& path,
+                                            std::size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::string out(max_bytes, '\0');
+    in.read(out.data(), static_cast<std::streamsize>(max_bytes));
+    out.resize(static_cast<std::size_t>(in.gcount()));
+    return out;
+}
 
 Result<std::string> read_text_file(const std::filesystem::path& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

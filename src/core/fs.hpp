@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,11 @@ class Fd {
 
 /// Reads a whole file. ErrorCode::filesystem names the path and the errno text.
 Result<std::string> read_text_file(const std::filesystem::path& path);
+
+/// At most the first `max_bytes` of a file (a machine's file that may be anything: a
+/// version.py, a METADATA, /proc); none when it cannot be opened.
+std::optional<std::string> read_file_prefix(const std::filesystem::path& path,
+                                            std::size_t max_bytes);
 
 /// Reads the rest of an open file; `shown` names it in errors.
 Result<std::string> read_text_fd(int fd, const std::filesystem::path& shown);

@@ -1,5 +1,6 @@
 #include "../activate/machine.hpp"
 #include "../activate/selection.hpp"
+#include "../fs.hpp"
 #include "../manifest/codec.hpp"
 #include "../store/records.hpp"
 #include "host_internal.hpp"
@@ -16,7 +17,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
 
 namespace cudaenv::doctor {
@@ -138,14 +138,7 @@ std::string Host::machine_path(const fs::path& real) const {
 }
 
 std::optional<std::string> Host::read(std::string_view p, std::size_t max_bytes) const {
-    std::ifstream in(at(p), std::ios::binary);
-    if (!in) {
-        return std::nullopt;
-    }
-    std::string out(max_bytes, '\0');
-    in.read(out.data(), static_cast<std::streamsize>(max_bytes));
-    out.resize(static_cast<std::size_t>(in.gcount()));
-    return out;
+    return read_file_prefix(at(p), max_bytes);
 }
 
 bool Host::file_contains(std::string_view p, std::string_view needle) const {

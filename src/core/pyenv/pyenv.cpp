@@ -1,5 +1,6 @@
 #include "pyenv.hpp"
 
+#include "../fs.hpp"
 #include "pyinfo.hpp"
 
 #include <sys/stat.h>
@@ -7,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 namespace cudaenv::pyenv {
@@ -27,14 +27,7 @@ std::vector<std::string> RealFiles::list(const std::string& dir) const {
 }
 
 std::optional<std::string> RealFiles::read(const std::string& file, std::size_t max) const {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        return std::nullopt;
-    }
-    std::string text(max, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(max));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    return text;
+    return read_file_prefix(file, max);
 }
 
 bool RealFiles::is_dir(const std::string& path) const {
