@@ -422,5 +422,8 @@ def test_peak_rss_is_cudaenvs_own_not_its_parents(inst):
     res = inst("install", "tf-2.13", "--json")
     assert res.rc == 0, res.err
     kib = res.json()["stats"]["peak_rss_kib"]
-    assert 1000 < kib < 64 * 1024, kib
+    # A sanitizer's shadow memory counts in RSS (ASan's ~87 MiB here): its bound only tells the
+    # parent's 300 MiB apart; a plain build is held to cudaenv's own 64 MiB.
+    bound = 200 if os.environ.get("CUDAENV_TEST_SANITIZED") == "1" else 64
+    assert 1000 < kib < bound * 1024, kib
     del big
