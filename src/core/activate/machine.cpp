@@ -339,7 +339,7 @@ std::vector<std::string> foreign_cuda_confs(const Machine& m) {
                 return static_cast<char>(std::tolower(c));
             });
             if (!line.empty() && line[0] != '#' && lower.find("cuda") != std::string::npos) {
-                out.push_back(m.inside(f) + " also lists " + line +
+                out.push_back(m.inside(f) + " also lists " + printable(line) +
                               "; which copy of a CUDA library loads first is not guaranteed");
                 break;
             }

@@ -73,7 +73,9 @@ class ElfBytes {
         if (off > m_data.size() || len > m_data.size() - off) {
             return false;
         }
-        std::memcpy(out, m_data.data() + off, len);
+        if (len != 0) { // an empty read may come with a null buffer (an empty vector's data())
+            std::memcpy(out, m_data.data() + off, len);
+        }
         return true;
     }
 
