@@ -53,7 +53,7 @@ int run_bridge(const std::string& tool,
                const std::string& shell,
                const std::string& spec,
                Context& ctx) {
-    auto p = prefix_of(ctx, spec);
+    auto p = ops::prefix_of(ctx, spec);
     if (!p) {
         return report_error(ctx, p.error(), "env");
     }
@@ -114,7 +114,7 @@ int run_bridge(const std::string& tool,
 }
 
 int run_env(const std::string& shell, const std::string& spec, Context& ctx) {
-    auto p = prefix_of(ctx, spec);
+    auto p = ops::prefix_of(ctx, spec);
     if (!p) {
         return report_error(ctx, p.error(), "env");
     }

@@ -22,7 +22,7 @@ int run_exec(const std::vector<std::string>& cmd, Context& ctx) {
             Error(ErrorCode::usage, "exec needs a command: cudaenv exec nvcc --version"),
             "exec");
     }
-    auto sel = current_selection(ctx);
+    auto sel = ops::selection(ctx);
     if (!sel) {
         return report_error(ctx, sel.error(), "exec");
     }

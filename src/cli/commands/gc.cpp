@@ -1,9 +1,7 @@
 // cudaenv gc [--apply]: what nothing needs (versions no pin, global or journal needs; store
 // entries no version uses; downloads). A dry run unless --apply.
-#include "core/install/gc.hpp"
-
 #include "common.hpp"
-#include "core/activate/project.hpp"
+#include "core/ops/remove.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,52 +27,33 @@ const char* kind_name(install::GcItem::Kind k) {
     return "?";
 }
 
+nlohmann::json gc_json(const install::GcPlan& plan, bool apply) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& i : plan.items) {
+        items.push_back({{"kind", kind_name(i.kind)},
+                         {"name", i.name},
+                         {"path", i.path.string()},
+                         {"bytes", i.bytes}});
+    }
+    return {{"command", "gc"},
+            {"ok", true},
+            {"dry_run", !apply},
+            {"items", items},
+            {"bytes", plan.bytes},
+            {"kept", plan.kept}};
+}
+
 int run_gc(bool apply, Context& ctx) {
-    auto cat = ctx.frameworks_catalog();
-    if (!cat) {
-        return report_error(ctx, cat.error(), "gc");
-    }
-    auto root = ctx.root();
-    auto needed = activate::needed_versions(root, (*cat)->frameworks, ctx.env, ctx.cwd);
-    if (!needed) {
-        return report_error(ctx, needed.error(), "gc");
-    }
-    auto plan = apply ? install::run_gc(root, *needed, ctx.lock_timeout())
-                      : Result<install::GcPlan>(install::plan_gc(root, *needed));
+    ops::RemoveObserver observer;
+    observer.warning = [&ctx](const std::string& w) {
+        *ctx.err << "cudaenv: warning: " << w << "\n";
+    };
+    auto plan = ops::collect_garbage(ctx, apply, observer);
     if (!plan) {
         return report_error(ctx, plan.error(), "gc");
     }
-    bool removed_version = false;
-    for (const auto& i : plan->items) {
-        removed_version = removed_version || i.kind == install::GcItem::Kind::version;
-    }
-    if (apply && removed_version) {
-        rehash_after_change(ctx);
-    }
-    if (apply) {
-        // records of pins whose project or .cuda-version is gone keep nothing: they go too
-        std::vector<std::filesystem::path> stale;
-        activate::recorded_pins(root, &stale);
-        for (const auto& f : stale) {
-            std::error_code ec;
-            std::filesystem::remove(f, ec);
-        }
-    }
     if (ctx.json) {
-        nlohmann::json items = nlohmann::json::array();
-        for (const auto& i : plan->items) {
-            items.push_back({{"kind", kind_name(i.kind)},
-                             {"name", i.name},
-                             {"path", i.path.string()},
-                             {"bytes", i.bytes}});
-        }
-        emit_json(ctx,
-                  {{"command", "gc"},
-                   {"ok", true},
-                   {"dry_run", !apply},
-                   {"items", items},
-                   {"bytes", plan->bytes},
-                   {"kept", plan->kept}});
+        emit_json(ctx, gc_json(*plan, apply));
         return 0;
     }
     for (const auto& [v, why] : plan->kept) {
@@ -86,7 +65,7 @@ int run_gc(bool apply, Context& ctx) {
                  << (i.bytes ? human_size(i.bytes) : std::string()) << "\n";
     }
     if (plan->items.empty()) {
-        *ctx.out << "nothing to collect in " << root.dir.string() << "\n";
+        *ctx.out << "nothing to collect in " << ctx.root().dir.string() << "\n";
     } else if (apply) {
         *ctx.out << "freed " << human_size(plan->bytes) << "\n";
     } else {

@@ -50,7 +50,7 @@ activate::SwitchOptions options(const GlobalCli& o, const Context& ctx) {
 
 int run_global(const GlobalCli& o, Context& ctx) {
     auto root = ctx.root();
-    auto m = machine_of(ctx);
+    auto m = ops::machine_of(ctx);
     if (o.unset || o.spec == "system") {
         auto out = activate::unset_global(root, m, options(o, ctx));
         if (!out) {

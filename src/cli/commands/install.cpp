@@ -1,71 +1,23 @@
-// cudaenv install [SPEC...] | __check-libs DIR FILE...
-#include "core/install/install.hpp"
+// cudaenv install [SPEC...] | __check-libs DIR FILE...: parses, calls ops::install, tells.
+#include "core/ops/install.hpp"
 
 #include "../context.hpp"
-#include "../fetch_resolve.hpp"
-#include "../machine_check.hpp"
 #include "../progress.hpp"
 #include "../spec_options.hpp"
 #include "common.hpp"
-#include "core/activate/project.hpp"
-#include "core/fetch/download.hpp"
-#include "core/fs.hpp"
-#include "core/manifest/codec.hpp"
-#include "core/manifest/indexes.hpp"
-#include "core/manifest/nvidia_redist.hpp"
-#include "core/resolve/resolve.hpp"
-#include "core/sha256.hpp"
-#include "core/sys/dynlib.hpp"
 #include "core/sys/process.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
-#include <set>
 
 namespace cudaenv::cli {
 
 namespace {
-
-struct InstallCli {
-    std::vector<std::string> specs;
-    SpecOptions spec_options;
-    unsigned jobs = 4;
-    bool dry_run = false;
-    bool allow_unpinned = false;
-    bool match = false; ///< --match: what the active Python environment's framework needs
-    std::vector<std::string> archives; ///< --archive FILE: artifacts known only by hash
-};
-
-/// Puts a file given with --archive where the download would have put it, by its hash (copied
-/// and renamed into place: the file stays the user's); the install verifies it again there.
-Status stage_local_archive(const std::filesystem::path& file,
-                           const std::string& sha256,
-                           const std::filesystem::path& downloads) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    CUDAENV_TRY(make_dirs(downloads));
-    fs::path dest = downloads / sha256;
-    fs::path tmp = downloads / (sha256 + ".local");
-    fs::remove(tmp, ec);
-    if (!fs::copy_file(file, tmp, ec) || ec) {
-        return Error(ErrorCode::filesystem,
-                     "cannot copy '" + file.string() + "' to '" + tmp.string() +
-                         "': " + ec.message());
-    }
-    fs::rename(tmp, dest, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        return Error(ErrorCode::filesystem,
-                     "cannot place '" + dest.string() + "': " + ec.message());
-    }
-    return Ok{};
-}
 
 nlohmann::json outcome_json(const install::Outcome& o) {
     nlohmann::json archives = nlohmann::json::array();
@@ -84,191 +36,82 @@ nlohmann::json outcome_json(const install::Outcome& o) {
             {"archives", archives}};
 }
 
-int run_install(const InstallCli& o, Context& ctx) {
-    // the libraries an install uses, loaded here on the main thread (a broken copy on
-    // LD_LIBRARY_PATH is this one-line error, never an abort in a worker)
-    if (auto libs = sys::load(sys::k_curl | sys::k_archive | sys::k_crypto); !libs) {
-        return report_error(ctx, libs.error(), "install");
-    }
-    auto catalog = ctx.catalog();
-    if (!catalog) {
-        return report_error(ctx, catalog.error(), "install");
-    }
-    auto names = framework_names(**catalog);
-    auto ro_result = to_resolve_options(o.spec_options);
-    if (!ro_result) {
-        return report_error(ctx, ro_result.error(), "install");
-    }
-    ResolveOptions ro = *ro_result;
-    std::map<std::string, std::string> local; // sha256 -> the file given with --archive
-    for (const auto& file : o.archives) {
-        auto h = fetch::hash_file(file);
-        if (!h) {
-            return report_error(ctx, h.error(), "install");
+/// An install told on a terminal or in a log: notes on stderr (not with --json), progress bars
+/// (not with --json or --dry-run), one line per version on stdout (the plan with --dry-run).
+class Teller : public ops::InstallObserver {
+  public:
+    Teller(Context& ctx, bool dry_run) : m_ctx(ctx), m_dry_run(dry_run) {}
+
+    void note(const std::string& text) override {
+        if (!m_ctx.json) {
+            *m_ctx.err << "cudaenv: " << text << "\n";
         }
-        local[h->sha256] = file;
-        ro.local_archives.insert(h->sha256);
     }
-    std::set<std::string> used;
-    install::Options io;
-    io.base_url = ctx.base_url();
-    io.policy = ctx.download_policy();
-    io.jobs = std::max(1u, o.jobs);
-    io.dry_run = o.dry_run;
-    io.lock_timeout = ctx.lock_timeout();
-    if (auto v = ctx.env_number_value("CUDAENV_EXTRACT_MAX_BYTES")) {
-        io.limits.max_total_bytes = *v;
-        io.limits.max_entry_bytes = std::min(io.limits.max_entry_bytes, io.limits.max_total_bytes);
+
+    void warning(const std::string& text) override {
+        *m_ctx.err << "cudaenv: warning: " << text << "\n";
     }
-    if (auto v = ctx.env_number_value("CUDAENV_EXTRACT_MAX_ENTRIES")) {
-        io.limits.max_entries = *v;
+
+    void machine_warning(const std::string& text) override {
+        if (!m_dry_run || !m_ctx.json) {
+            warning(text);
+        }
     }
-    auto exe = ctx.exe_path;
-    io.check_libraries = [exe](const std::filesystem::path& dir,
-                               const std::vector<std::string>& files) {
-        return install::check_libraries_in_child(exe, dir, files);
-    };
-    auto root = ctx.root();
-    // The manifests plus the indexes this root trusted before (--allow-unpinned), read once.
-    auto trusted = manifest::with_trusted(**catalog, root.dir);
-    if (!trusted) {
-        return report_error(ctx, trusted.error(), "install");
+
+    void starting(const Resolution&) override {
+        m_progress.emplace(*m_ctx.err, m_ctx.stderr_tty, m_ctx.json || m_dry_run);
     }
-    auto specs = o.specs;
-    std::optional<activate::EnvironmentMatch> match;
-    if (o.match) {
-        if (!specs.empty()) {
-            return report_error(
-                ctx,
-                Error(ErrorCode::usage, "install --match chooses what to install: give no SPEC"),
-                "install");
+
+    void event(const install::Event& e) override { m_progress->on_event(e); }
+
+    void finished(const install::Outcome* out) override {
+        m_progress->finish();
+        if (out && !m_ctx.json) {
+            print(*out);
         }
-        auto m = activate::match_environment(**catalog, root, ctx.env);
-        if (!m) {
-            return report_error(ctx, m.error(), "install");
-        }
-        match = std::move(*m);
-        if (!ctx.json) {
-            *ctx.err << "cudaenv: " << match->found << " (" << match->found_by
-                     << ") was built for CUDA " << match->cuda.str() << " (" << match->cuda_from
-                     << ")\n";
-        }
-        // an installed version that matches is used as it is, otherwise the match is installed
-        specs.push_back(match->installed ? *match->installed : match->spec);
     }
-    if (specs.empty()) {
-        // No SPEC: what the project asks for, as `rustup install` and `nvm install` do.
-        auto asked = activate::project_request(**catalog, ctx.cwd, ctx.env);
-        if (!asked) {
-            return report_error(ctx, asked.error(), "install");
-        }
-        if (!*asked) {
-            return report_error(
-                ctx,
-                Error(ErrorCode::usage,
-                      "install needs a SPEC: no .cuda-version here or above, and no TensorFlow "
-                      "pinned in this project's files or Python environment")
-                    .with_hint("cudaenv install tf-2.13; cudaenv list --available"),
-                "install");
-        }
-        if (!ctx.json) {
-            *ctx.err << "cudaenv: installing " << (*asked)->spec << " (from " << (*asked)->source
-                     << ")\n";
-        }
-        specs.push_back((*asked)->spec);
-    }
-    nlohmann::json versions = nlohmann::json::array();
-    bool changed = false;
-    // Every SPEC is resolved, and every --archive file matched, before anything is installed.
-    std::vector<ResolvedSpec> todo;
-    for (const auto& text : specs) {
-        auto resolved =
-            resolve_with_indexes(ctx, *trusted, names, text, ro, o.allow_unpinned, "install");
-        if (!resolved) {
-            return report_error(ctx, resolved.error(), "install");
-        }
-        for (const auto& a : resolved->res.archives) {
-            if (local.count(a.artifact.sha256)) {
-                used.insert(a.artifact.sha256);
+
+  private:
+    void print(const install::Outcome& out) {
+        auto& o = *m_ctx.out;
+        if (m_dry_run) {
+            o << (out.changed ? "would install " : "already installed: ") << out.version << "\n";
+            for (const auto& a : out.archives) {
+                o << "  " << (a.present ? "have " : "get  ") << a.component << " " << a.version
+                  << "  " << (a.size ? human_size(*a.size) : std::string("?")) << "  " << a.url
+                  << "\n";
             }
-        }
-        todo.push_back(std::move(*resolved));
-    }
-    for (const auto& [sha, file] : local) {
-        if (!used.count(sha)) {
-            return report_error(
-                ctx,
-                Error(ErrorCode::usage,
-                      "--archive '" + file + "' (sha256 " + sha.substr(0, 16) +
-                          "...) is none of the archives to install")
-                    .with_hint("cudaenv resolve SPEC --json lists each archive's sha256"),
-                "install");
+        } else if (out.changed) {
+            o << "installed " << out.version << " in " << out.prefix.string() << "\n";
+        } else {
+            o << out.version << " is already installed\n";
         }
     }
-    for (const auto& resolved : todo) {
-        const Resolution* res = &resolved.res;
-        if (!o.dry_run || !ctx.json) {
-            for (const auto& w : machine_check(ctx, *res->cuda).warnings) {
-                *ctx.err << "cudaenv: warning: " << w << "\n";
-            }
-        }
-        for (const auto& a : res->archives) {
-            auto it = local.find(a.artifact.sha256);
-            if (it != local.end() && !o.dry_run) {
-                if (auto st = stage_local_archive(it->second, it->first, root.downloads()); !st) {
-                    return report_error(ctx, st.error(), "install");
-                }
-            }
-        }
-        ProgressReporter progress(*ctx.err, ctx.stderr_tty, ctx.json || o.dry_run);
-        auto out = install::install(
-            root, *res, io, [&](const install::Event& e) { progress.on_event(e); });
-        progress.finish();
-        if (!out) {
-            return report_error(ctx, out.error(), "install");
-        }
-        changed = changed || out->changed;
-        versions.push_back(outcome_json(*out));
-        if (!ctx.json) {
-            if (o.dry_run) {
-                *ctx.out << (out->changed ? "would install " : "already installed: ")
-                         << out->version << "\n";
-                for (const auto& a : out->archives) {
-                    *ctx.out << "  " << (a.present ? "have " : "get  ") << a.component << " "
-                             << a.version << "  "
-                             << (a.size ? human_size(*a.size) : std::string("?")) << "  " << a.url
-                             << "\n";
-                }
-            } else if (out->changed) {
-                *ctx.out << "installed " << out->version << " in " << out->prefix.string() << "\n";
-            } else {
-                *ctx.out << out->version << " is already installed\n";
-            }
-        }
+
+    Context& m_ctx;
+    bool m_dry_run;
+    std::optional<ProgressReporter> m_progress;
+};
+
+int run_install(const ops::InstallRequest& o, Context& ctx) {
+    Teller teller(ctx, o.dry_run);
+    auto report = ops::install(ctx, o, teller);
+    if (!report) {
+        return report_error(ctx, report.error(), "install");
     }
-    if (changed && !o.dry_run) {
-        rehash_after_change(ctx);
-    }
-    if (match && !o.dry_run) {
-        // pin the project to what was installed (or found installed), as `use --match` would
-        if (!match->installed) {
-            match->installed = versions.back().value("version", std::string());
-            match->why.back() = match->found + " was built for CUDA " + match->cuda.str() + " (" +
-                                match->cuda_from + "): installed " + match->spec + " as " +
-                                *match->installed;
-        }
-        auto written = activate::write_project_pin(root, ctx.cwd, *match->installed);
-        if (!written) {
-            return report_error(ctx, written.error(), "install");
-        }
-        print_match(ctx, *match, *written, "install");
+    if (report->pin) {
+        print_match(ctx, *report->match, *report->pin, "install");
         return 0;
     }
     if (ctx.json) {
+        nlohmann::json versions = nlohmann::json::array();
+        for (const auto& out : report->outcomes) {
+            versions.push_back(outcome_json(out));
+        }
         emit_json(ctx,
                   {{"command", "install"},
                    {"ok", true},
-                   {"changed", changed},
+                   {"changed", report->changed},
                    {"dry_run", o.dry_run},
                    {"versions", versions},
                    // this process only (VmHWM); the dlopen verification child is not included
@@ -285,7 +128,7 @@ struct CheckLibsCli {
 } // namespace
 
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
-    auto o = std::make_shared<InstallCli>();
+    auto o = std::make_shared<ops::InstallRequest>();
     auto* sub = app.add_subcommand(spec.name, spec.summary);
     sub->footer(
         "Examples:\n"

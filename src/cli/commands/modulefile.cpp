@@ -32,7 +32,7 @@ struct ModulefileCli {
 
 int run_modulefile(const ModulefileCli& o, Context& ctx) {
     auto format = o.tcl ? activate::ModuleFormat::tcl : activate::ModuleFormat::lua;
-    auto prefix = prefix_of(ctx, o.spec);
+    auto prefix = ops::prefix_of(ctx, o.spec);
     if (!prefix) {
         return report_error(ctx, prefix.error(), "modulefile");
     }

@@ -18,7 +18,7 @@ void setup_prefix(CLI::App& app, const CommandSpec& spec, Context& ctx) {
                 "  export CUDA_HOME=$(cudaenv prefix)\n");
     sub->add_option("spec", *s, "a version (default: the selected one)");
     sub->callback([s, &ctx] {
-        auto p = prefix_of(ctx, *s);
+        auto p = ops::prefix_of(ctx, *s);
         if (!p) {
             ctx.exit_code = report_error(ctx, p.error(), "prefix");
             return;

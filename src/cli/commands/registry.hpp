@@ -29,9 +29,6 @@ std::span<const CommandSpec> commands();
 /// Every name a command answers to: its own, then its aliases.
 std::vector<std::string> names_of(const CommandSpec& c);
 
-/// Regenerates the shims after install/uninstall; a failure is a warning (returns 1).
-int rehash_after_change(Context& ctx);
-
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_gc(CLI::App& app, const CommandSpec& spec, Context& ctx);

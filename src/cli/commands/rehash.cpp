@@ -9,16 +9,6 @@
 
 namespace cudaenv::cli {
 
-int rehash_after_change(Context& ctx) {
-    auto r = activate::rehash(ctx.root(), ctx.shim_exe(), ctx.lock_timeout());
-    if (!r) {
-        *ctx.err << "cudaenv: warning: could not rehash the shims: " << r.error().full_message()
-                 << "\n";
-        return 1;
-    }
-    return 0;
-}
-
 void setup_rehash(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     auto* sub = app.add_subcommand(spec.name, spec.summary);
     sub->footer("install and uninstall rehash by themselves; run it after copying versions in.\n"

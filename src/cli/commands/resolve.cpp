@@ -2,9 +2,8 @@
 #include "core/resolve/resolve.hpp"
 
 #include "../context.hpp"
-#include "../machine_check.hpp"
 #include "../spec_options.hpp"
-#include "core/manifest/indexes.hpp"
+#include "core/ops/resolve_spec.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +16,19 @@
 namespace cudaenv::cli {
 
 namespace {
+
+/// {"driver": "535.104.05"|null, "gpus": [{"pci", "subsystem"}], "warnings": [...]}
+nlohmann::json machine_json(const ops::MachineCheck& m) {
+    using nlohmann::json;
+    json gpus = json::array();
+    for (const auto& g : m.gpus) {
+        gpus.push_back(
+            json{{"pci", g.pci}, {"subsystem", g.subsystem.empty() ? json() : json(g.subsystem)}});
+    }
+    return json{{"driver", m.driver ? json(m.driver->str()) : json()},
+                {"gpus", gpus},
+                {"warnings", m.warnings}};
+}
 
 struct ResolveOptionsCli {
     std::string spec;
@@ -228,37 +240,17 @@ void print_text(std::ostream& o, const Resolution& r) {
 }
 
 int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
-    auto catalog = ctx.catalog();
-    if (!catalog) {
-        return report_error(ctx, catalog.error(), "resolve");
-    }
-    // releases this root trusted from NVIDIA's indexes (--allow-unpinned) are known here too
-    auto trusted = manifest::with_trusted(**catalog, ctx.root().dir);
-    if (!trusted) {
-        return report_error(ctx, trusted.error(), "resolve");
-    }
-    const auto& cat = *trusted;
-    auto spec = parse_spec(o.spec, framework_names(cat));
-    if (!spec) {
-        return report_error(ctx, spec.error(), "resolve");
-    }
-    auto ro = to_resolve_options(o.spec_options);
-    if (!ro) {
-        return report_error(ctx, ro.error(), "resolve");
-    }
-    auto d = describe(cat, *spec, *ro);
+    auto d = ops::describe_spec(ctx, o.spec, o.spec_options);
     if (!d) {
-        return report_error(
-            ctx, Error(d.error()).with_context("resolving '" + o.spec + "'"), "resolve");
+        return report_error(ctx, d.error(), "resolve");
     }
-    auto machine = machine_check(ctx, *d->res.cuda);
     if (ctx.json) {
-        auto j = resolution_json(d->res);
-        j["machine"] = machine.json;
+        auto j = resolution_json(d->described.res);
+        j["machine"] = machine_json(d->machine);
         emit_json(ctx, j);
     } else {
-        print_text(*ctx.out, d->res);
-        for (const auto& w : machine.warnings) {
+        print_text(*ctx.out, d->described.res);
+        for (const auto& w : d->machine.warnings) {
             *ctx.out << "this machine: " << w << "\n";
         }
     }

@@ -11,7 +11,7 @@ namespace cudaenv::cli {
 namespace {
 
 int run_rollback(bool dry_run, Context& ctx) {
-    auto m = machine_of(ctx);
+    auto m = ops::machine_of(ctx);
     activate::SwitchOptions so;
     so.dry_run = dry_run;
     so.lock_timeout = ctx.lock_timeout();

@@ -46,7 +46,7 @@ int run_shell(const ShellCli& o, Context& ctx) {
     if (!v) {
         return report_error(ctx, v.error(), "shell");
     }
-    if (auto refused = refuse_for_project(ctx, **cat, *v, o.spec, o.force)) {
+    if (auto refused = ops::refuse_for_project(ctx, **cat, *v, o.spec, o.force)) {
         return report_error(ctx, *refused, "shell");
     }
     *ctx.out << set_var(shell, "CUDAENV_VERSION", *v);

@@ -1,14 +1,12 @@
 // cudaenv uninstall SPEC... (aliases rm, remove): the same SPECs every command takes. Asks on a
 // terminal (-y skips); scripts and --json are not asked.
 #include "common.hpp"
-#include "core/install/install.hpp"
-#include "core/store/records.hpp"
+#include "core/ops/remove.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <memory>
 #include <ostream>
 
@@ -23,70 +21,48 @@ struct UninstallCli {
 };
 
 int run_uninstall(const UninstallCli& o, Context& ctx) {
-    auto cat = ctx.frameworks_catalog();
-    if (!cat) {
-        return report_error(ctx, cat.error(), "uninstall");
-    }
-    auto root = ctx.root();
-    // Every SPEC is matched first: one that names nothing stops the command before anything goes.
-    std::vector<std::string> versions;
-    for (const auto& spec : o.specs) {
-        auto v = activate::match_installed(root, (*cat)->frameworks, spec);
-        if (!v) {
-            auto err = v.error();
-            auto installed = store::installed_versions(root);
-            if (!installed.empty()) {
-                std::string all;
-                for (const auto& i : installed) {
-                    all += (all.empty() ? "" : ", ") + i;
-                }
-                err.hints = {"installed: " + all};
-            }
-            return report_error(ctx, err, "uninstall");
-        }
-        if (std::find(versions.begin(), versions.end(), *v) == versions.end()) {
-            versions.push_back(*v);
-        }
+    auto targets = ops::uninstall_targets(ctx, o.specs);
+    if (!targets) {
+        return report_error(ctx, targets.error(), "uninstall");
     }
     std::string what;
-    for (const auto& v : versions) {
-        auto rec = store::read_version_record(root.version_dir(v));
-        what += (what.empty() ? "" : ", ") + v + (rec ? " (" + human_size(rec->bytes) + ")" : "");
+    for (const auto& t : *targets) {
+        what += (what.empty() ? "" : ", ") + t.version +
+                (t.bytes ? " (" + human_size(*t.bytes) + ")" : "");
     }
     if (!confirm(ctx, "remove " + what + "?", o.yes)) {
         *ctx.err << "cudaenv: nothing removed\n";
         return 1;
     }
-    nlohmann::json done = nlohmann::json::array();
-    bool changed = false;
-    for (const auto& v : versions) {
-        auto out = install::uninstall(root, v, o.force, ctx.lock_timeout());
-        if (!out) {
-            if (changed) {
-                rehash_after_change(ctx);
-            }
-            return report_error(ctx, out.error(), "uninstall");
-        }
-        changed = changed || out->changed;
-        done.push_back({{"version", v},
-                        {"changed", out->changed},
-                        {"store_entries_removed", out->store_entries_removed}});
+    ops::RemoveObserver observer;
+    observer.removed = [&ctx](const ops::Uninstalled& u) {
         if (!ctx.json) {
-            *ctx.out << (out->changed ? "removed " : "not installed: ") << v << "\n";
+            *ctx.out << (u.removed.changed ? "removed " : "not installed: ") << u.version << "\n";
         }
-    }
-    if (changed) {
-        rehash_after_change(ctx);
+    };
+    observer.warning = [&ctx](const std::string& w) {
+        *ctx.err << "cudaenv: warning: " << w << "\n";
+    };
+    auto report = ops::uninstall(ctx, *targets, o.force, observer);
+    if (!report) {
+        return report_error(ctx, report.error(), "uninstall");
     }
     if (ctx.json) {
-        emit_json(ctx,
-                  {{"command", "uninstall"},
-                   {"ok", true},
-                   {"changed", changed},
-                   {"version", versions.size() == 1 ? nlohmann::json(versions[0]) : nullptr},
-                   {"store_entries_removed",
-                    versions.size() == 1 ? done[0]["store_entries_removed"] : nlohmann::json()},
-                   {"removed", done}});
+        nlohmann::json done = nlohmann::json::array();
+        for (const auto& u : report->removed) {
+            done.push_back({{"version", u.version},
+                            {"changed", u.removed.changed},
+                            {"store_entries_removed", u.removed.store_entries_removed}});
+        }
+        bool one = done.size() == 1;
+        emit_json(
+            ctx,
+            {{"command", "uninstall"},
+             {"ok", true},
+             {"changed", report->changed},
+             {"version", one ? done[0]["version"] : nlohmann::json()},
+             {"store_entries_removed", one ? done[0]["store_entries_removed"] : nlohmann::json()},
+             {"removed", done}});
     }
     return 0;
 }

@@ -1,17 +1,13 @@
 // cudaenv update [--check] [--channel URL]: the newest signed manifests from the update channel
-// (docs/channel.md). The operation is core/channel/update; this file parses and prints.
-#include "core/channel/update.hpp"
+// (docs/channel.md). The operation is core/ops/update; this file parses and prints.
+#include "core/ops/update.hpp"
 
 #include "../context.hpp"
-#include "core/channel/keys.hpp"
-#include "core/sys/dynlib.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <ctime>
 #include <ostream>
 
 namespace cudaenv::cli {
@@ -35,110 +31,78 @@ std::string describe(const channel::ManifestsInUse& m) {
     return s + ", " + m.origin_text();
 }
 
+const char* state_text(channel::UpdateOutcome::State s) {
+    using State = channel::UpdateOutcome::State;
+    return s == State::updated ? "updated" : s == State::available ? "available" : "up_to_date";
+}
+
+nlohmann::json update_json(const ops::UpdateReport& r, bool check) {
+    const auto& out = r.outcome;
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : out.changes) {
+        changes.push_back({{"kind", c.kind_text()}, {"subject", c.subject}, {"detail", c.detail}});
+    }
+    return {{"command", "update"},
+            {"ok", true},
+            {"state", state_text(out.state)},
+            {"check", check},
+            {"channel", r.channel},
+            {"before",
+             {{"serial", out.before.release.serial},
+              {"created", out.before.release.created},
+              {"origin", out.before.origin_text()},
+              {"dir", out.before.dir.string()}}},
+            {"offered",
+             {{"serial", out.offered.serial},
+              {"created", out.offered.created},
+              {"expires", out.offered.expires},
+              {"requires", out.offered.requires_version},
+              {"key", out.key_id}}},
+            {"changes", changes},
+            {"notes", out.notes},
+            {"set", out.set_dir.empty() ? nlohmann::json() : nlohmann::json(out.set_dir.string())}};
+}
+
+void print_update(std::ostream& o, const ops::UpdateReport& r) {
+    using State = channel::UpdateOutcome::State;
+    const auto& out = r.outcome;
+    if (out.state == State::up_to_date) {
+        o << "the manifests are up to date (" << describe(out.before) << "); "
+          << printable(r.channel) << " offers serial " << out.offered.serial << "\n";
+        return;
+    }
+    o << (out.state == State::updated ? "updated the manifests: " : "would update the manifests: ")
+      << describe(out.before) << " -> serial " << out.offered.serial << ", "
+      << date_of(out.offered.created) << " (signed by key " << out.key_id << ", expires "
+      << date_of(out.offered.expires) << ")\n";
+    for (const auto& c : out.changes) {
+        o << "  " << c.kind_text() << std::string(9 - std::string(c.kind_text()).size(), ' ')
+          << printable(c.subject) << (c.detail.empty() ? "" : ": " + printable(c.detail)) << "\n";
+    }
+    if (out.changes.empty()) {
+        o << "  (no release or verdict changes)\n";
+    }
+    if (out.state == State::available) {
+        o << "nothing written (--check); `cudaenv update` installs it\n";
+    }
+}
+
 int run_update(const UpdateCli& o, Context& ctx) {
     if (!o.channel.empty()) {
         ctx.channel = o.channel;
     }
-    if (!ctx.manifests_dir.empty() || ctx.getenv("CUDAENV_MANIFESTS").value_or("") != "") {
-        return report_error(ctx,
-                            Error(ErrorCode::usage,
-                                  "update changes the manifests a root uses; --manifests and "
-                                  "CUDAENV_MANIFESTS name a fixed set instead")
-                                .with_hint("run it without --manifests / CUDAENV_MANIFESTS"),
-                            "update");
+    auto r = ops::update_manifests(ctx, o.check, CUDAENV_VERSION_STRING);
+    if (!r) {
+        return report_error(ctx, r.error(), "update");
     }
-    if (auto libs = sys::load(sys::k_curl | sys::k_crypto); !libs) {
-        return report_error(ctx, libs.error(), "update");
-    }
-    channel::UpdateRequest req;
-    req.root = ctx.root();
-    req.floor = ctx.manifests_floor();
-    req.channel = ctx.channel_url();
-    req.policy = ctx.download_policy();
-    req.policy.allow_http = req.channel.rfind("http://", 0) == 0;
-    if (std::any_of(req.channel.begin(), req.channel.end(), [](char c) {
-            return c <= ' ' || c == '\x7f' || (c & 0x80);
-        })) {
-        return report_error(ctx,
-                            Error(ErrorCode::usage,
-                                  "the channel URL '" + printable(req.channel) +
-                                      "' has spaces, control or non-ASCII bytes")
-                                .with_hint("percent-encode them, as a URL does"),
-                            "update");
-    }
-    auto keys = channel::trusted_keys(ctx.sysroot());
-    if (!keys) {
-        return report_error(ctx, keys.error(), "update");
-    }
-    req.trust.keys = std::move(*keys);
-    req.trust.now = std::time(nullptr);
-    req.trust.cudaenv_version = CUDAENV_VERSION_STRING;
-    req.check = o.check;
-    req.lock_timeout = ctx.lock_timeout();
-    auto out = channel::update(req);
-    if (!out) {
-        return report_error(ctx, out.error(), "update");
-    }
-    if (!ctx.json) {
-        for (const auto& n : out->notes) {
-            *ctx.err << "cudaenv: note: " << printable(n) << "\n";
-        }
-    }
-    using State = channel::UpdateOutcome::State;
-    const char* state = out->state == State::updated     ? "updated"
-                        : out->state == State::available ? "available"
-                                                         : "up_to_date";
     if (ctx.json) {
-        nlohmann::json changes = nlohmann::json::array();
-        for (const auto& c : out->changes) {
-            changes.push_back(
-                {{"kind", c.kind_text()}, {"subject", c.subject}, {"detail", c.detail}});
-        }
-        emit_json(
-            ctx,
-            {{"command", "update"},
-             {"ok", true},
-             {"state", state},
-             {"check", o.check},
-             {"channel", req.channel},
-             {"before",
-              {{"serial", out->before.release.serial},
-               {"created", out->before.release.created},
-               {"origin", out->before.origin_text()},
-               {"dir", out->before.dir.string()}}},
-             {"offered",
-              {{"serial", out->offered.serial},
-               {"created", out->offered.created},
-               {"expires", out->offered.expires},
-               {"requires", out->offered.requires_version},
-               {"key", out->key_id}}},
-             {"changes", changes},
-             {"notes", out->notes},
-             {"set",
-              out->set_dir.empty() ? nlohmann::json() : nlohmann::json(out->set_dir.string())}});
+        emit_json(ctx, update_json(*r, o.check));
         return 0;
     }
-    if (out->state == State::up_to_date) {
-        *ctx.out << "the manifests are up to date (" << describe(out->before) << "); "
-                 << printable(req.channel) << " offers serial " << out->offered.serial << "\n";
-        return 0;
+    for (const auto& n : r->outcome.notes) {
+        *ctx.err << "cudaenv: note: " << printable(n) << "\n";
     }
-    *ctx.out << (out->state == State::updated ? "updated the manifests: "
-                                              : "would update the manifests: ")
-             << describe(out->before) << " -> serial " << out->offered.serial << ", "
-             << date_of(out->offered.created) << " (signed by key " << out->key_id << ", expires "
-             << date_of(out->offered.expires) << ")\n";
-    for (const auto& c : out->changes) {
-        *ctx.out << "  " << c.kind_text() << std::string(9 - std::string(c.kind_text()).size(), ' ')
-                 << printable(c.subject) << (c.detail.empty() ? "" : ": " + printable(c.detail))
-                 << "\n";
-    }
-    if (out->changes.empty()) {
-        *ctx.out << "  (no release or verdict changes)\n";
-    }
-    if (out->state == State::available) {
-        *ctx.out << "nothing written (--check); `cudaenv update` installs it\n";
-    }
+    print_update(*ctx.out, *r);
     return 0;
 }
 

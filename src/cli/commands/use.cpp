@@ -60,7 +60,7 @@ int run_use_match(const UseCli& o, Context& ctx) {
                      .with_hint("cudaenv install --match (installs " + m->spec + " and pins it)");
         return report_error(ctx, e, "use");
     }
-    if (auto refused = refuse_for_project(ctx, **cat, *m->installed, *m->installed, o.force)) {
+    if (auto refused = ops::refuse_for_project(ctx, **cat, *m->installed, *m->installed, o.force)) {
         return report_error(ctx, *refused, "use");
     }
     auto written = activate::write_project_pin(root, ctx.cwd, *m->installed);
@@ -103,7 +103,7 @@ int run_use(const UseCli& o, Context& ctx) {
     if (!version) {
         return report_error(ctx, version.error(), "use");
     }
-    if (auto refused = refuse_for_project(ctx, **cat, *version, o.spec, o.force)) {
+    if (auto refused = ops::refuse_for_project(ctx, **cat, *version, o.spec, o.force)) {
         return report_error(ctx, *refused, "use");
     }
     auto written = activate::write_project_pin(root, ctx.cwd, o.spec);

@@ -13,7 +13,7 @@ namespace cudaenv::cli {
 namespace {
 
 int run_version(Context& ctx) {
-    auto sel = current_selection(ctx);
+    auto sel = ops::selection(ctx);
     if (!sel) {
         return report_error(ctx, sel.error(), "version");
     }

@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "core/activate/environment.hpp"
 #include "core/install/install.hpp"
+#include "core/ops/doctor.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -66,7 +67,7 @@ nlohmann::json pick_json(const doctor::LoaderPick& p) {
 }
 
 int run_which_library(const std::string& lib, const activate::Selection& sel, Context& ctx) {
-    auto hc = host_config(ctx);
+    auto hc = ops::host_config(ctx);
     if (!hc) {
         return report_error(ctx, hc.error(), "which");
     }
@@ -119,7 +120,7 @@ int run_which_library(const std::string& lib, const activate::Selection& sel, Co
 }
 
 int run_which(const std::string& name, Context& ctx) {
-    auto sel = current_selection(ctx);
+    auto sel = ops::selection(ctx);
     if (!sel) {
         return report_error(ctx, sel.error(), "which");
     }

@@ -57,8 +57,8 @@ Result<Target> parse_target(std::string_view text, const std::string& where) {
                 auto cc = compute_capability(word);
                 if (!cc) {
                     return Error(ErrorCode::usage,
-                                 where + ": 'sm = " + printable(value) + "': '" +
-                                     printable(word) + "' is not a compute capability")
+                                 where + ": 'sm = " + printable(value) + "': '" + printable(word) +
+                                     "' is not a compute capability")
                         .with_hint("write them as 'sm = 8.0, 9.0'");
                 }
                 t.sms.push_back(*cc);

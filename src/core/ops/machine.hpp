@@ -2,22 +2,28 @@
 // (warned): the facts come from core/sys/gpus, the verdicts from core/resolve/gpu_driver.
 #pragma once
 
-#include "context.hpp"
 #include "core/manifest/model.hpp"
+#include "core/ops/session.hpp"
+#include "core/version.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include <optional>
 #include <string>
 #include <vector>
 
-namespace cudaenv::cli {
+namespace cudaenv::ops {
 
 struct MachineCheck {
+    std::optional<Version> driver; ///< the loaded driver, if any
+
+    struct Gpu {
+        std::string pci;       ///< "10de:2330"
+        std::string subsystem; ///< "10de:16c1", or empty
+    };
+
+    std::vector<Gpu> gpus;
     std::vector<std::string> warnings;
-    /// {"driver": "535.104.05"|null, "gpus": [{"pci", "subsystem"}], "warnings": [...]}
-    nlohmann::json json;
 };
 
-MachineCheck machine_check(Context& ctx, const manifest::CudaRelease& release);
+MachineCheck machine_check(Session& session, const manifest::CudaRelease& release);
 
-} // namespace cudaenv::cli
+} // namespace cudaenv::ops

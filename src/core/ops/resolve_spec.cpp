@@ -1,5 +1,5 @@
-// SPEC -> Resolution with the indexes it needs (fetch_resolve.hpp).
-#include "fetch_resolve.hpp"
+// SPEC -> Resolution with the indexes it needs (resolve_spec.hpp).
+#include "resolve_spec.hpp"
 
 #include "core/fetch/download.hpp"
 #include "core/manifest/codec.hpp"
@@ -8,9 +8,10 @@
 #include "core/sha256.hpp"
 #include "core/spec.hpp"
 
-#include <ostream>
+#include <algorithm>
+#include <tuple>
 
-namespace cudaenv::cli {
+namespace cudaenv::ops {
 
 namespace {
 
@@ -33,29 +34,31 @@ Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
 
 /// Fetches NVIDIA's index for `u` and trusts it without a pinned hash (saying so): the root
 /// records it, so a later run knows the release and refuses a changed index (D15).
-Result<manifest::Catalog>
-with_unpinned(Context& ctx, const manifest::Catalog& cat, const Unpinned& u) {
+Result<manifest::Catalog> with_unpinned(Session& session,
+                                        const manifest::Catalog& cat,
+                                        const Unpinned& u,
+                                        std::vector<std::string>& warnings) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
     std::string product = cuda ? "cuda" : "cudnn";
     std::string rel = manifest::redistrib_path(product, u.version);
-    std::string url = CUDAENV_TRY(manifest::join_url(ctx.base_url(), rel, "NVIDIA's index"));
-    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
+    std::string url = CUDAENV_TRY(manifest::join_url(session.base_url(), rel, "NVIDIA's index"));
+    auto text = CUDAENV_TRY(fetch::fetch_text(url, session.download_policy(), 16 << 20));
     manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
     auto copy = CUDAENV_TRY(manifest::with_index(cat, product, u.version, text, red));
-    CUDAENV_TRY(manifest::record_trusted(ctx.root().dir, product, u.version, text));
-    *ctx.err << "cudaenv: warning: " << (cuda ? "CUDA " : "cuDNN ") << u.version
-             << " is not in the manifests; trusting '" << url << "' (sha256 " << red.sha256
-             << ") without a pinned hash, as --allow-unpinned asks\n";
+    CUDAENV_TRY(manifest::record_trusted(session.root().dir, product, u.version, text));
+    warnings.push_back((cuda ? "CUDA " : "cuDNN ") + u.version +
+                       " is not in the manifests; trusting '" + url + "' (sha256 " + red.sha256 +
+                       ") without a pinned hash, as --allow-unpinned asks");
     return copy;
 }
 
 /// Fetches the index the manifests pin for a release and checks it against the pin; then its
 /// per-archive hashes are trusted like the manifests' own.
 Result<manifest::Catalog>
-with_pinned(Context& ctx, const manifest::Catalog& cat, const manifest::PinnedIndex& p) {
+with_pinned(Session& session, const manifest::Catalog& cat, const manifest::PinnedIndex& p) {
     std::string url =
-        CUDAENV_TRY(manifest::join_url(ctx.base_url(), p.index.path, "the pinned index"));
-    auto text = CUDAENV_TRY(fetch::fetch_text(url, ctx.download_policy(), 16 << 20));
+        CUDAENV_TRY(manifest::join_url(session.base_url(), p.index.path, "the pinned index"));
+    auto text = CUDAENV_TRY(fetch::fetch_text(url, session.download_policy(), 16 << 20));
     auto sha = sha256_hex(text);
     if (sha != p.index.sha256) {
         return Error(ErrorCode::integrity,
@@ -84,7 +87,58 @@ const manifest::PinnedIndex* pinned_for(const manifest::Catalog& cat, const Spec
 
 } // namespace
 
-Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
+Result<ResolveOptions> to_resolve_options(const SpecOptions& o) {
+    ResolveOptions ro;
+    ro.profile = o.profile;
+    ro.platform = o.platform.empty() ? host_platform() : o.platform;
+    for (auto [text, out, what] :
+         {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
+        if (text->empty()) {
+            continue;
+        }
+        auto v = Version::parse(*text);
+        if (!v) {
+            return Error(ErrorCode::usage, std::string(what) + ": " + v.error().message);
+        }
+        *out = *v;
+    }
+    if (std::find(std::begin(manifest::k_platforms),
+                  std::end(manifest::k_platforms),
+                  ro.platform) == std::end(manifest::k_platforms)) {
+        return Error(ErrorCode::usage, "unknown platform '" + ro.platform + "'")
+            .with_hint("platforms: linux-x86_64, linux-sbsa");
+    }
+    return ro;
+}
+
+std::vector<std::string> framework_names(const manifest::Catalog& catalog) {
+    std::vector<std::string> names;
+    for (const auto& f : catalog.frameworks) {
+        names.push_back(f.name);
+        names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    }
+    return names;
+}
+
+Result<manifest::Catalog> trusted_catalog(Session& session) {
+    const auto* catalog = CUDAENV_TRY(session.catalog());
+    return manifest::with_trusted(*catalog, session.root().dir);
+}
+
+Result<SpecDescription>
+describe_spec(Session& session, const std::string& text, const SpecOptions& options) {
+    auto cat = std::make_unique<const manifest::Catalog>(CUDAENV_TRY(trusted_catalog(session)));
+    auto spec = CUDAENV_TRY(parse_spec(text, framework_names(*cat)));
+    auto ro = CUDAENV_TRY(to_resolve_options(options));
+    auto d = describe(*cat, spec, ro);
+    if (!d) {
+        return Error(d.error()).with_context("resolving '" + text + "'");
+    }
+    auto machine = machine_check(session, *d->res.cuda);
+    return SpecDescription{std::move(cat), std::move(*d), std::move(machine)};
+}
+
+Result<ResolvedSpec> resolve_with_indexes(Session& session,
                                           const manifest::Catalog& catalog,
                                           const std::vector<std::string>& framework_names,
                                           const std::string& text,
@@ -101,7 +155,7 @@ Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
     for (int round = 0; round < 4; ++round) {
         Result<manifest::Catalog> more = Error(ErrorCode::internal, "");
         if (const auto* p = pinned_for(*cat, spec)) {
-            more = with_pinned(ctx, *cat, *p);
+            more = with_pinned(session, *cat, *p);
         } else if (res || res.error().code != ErrorCode::not_found) {
             break;
         } else if (auto u = unpinned_candidate(*cat, spec); u.kind != Unpinned::Kind::none) {
@@ -111,7 +165,7 @@ Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
                                "cudaenv " +
                                command + " " + text + " --allow-unpinned");
             }
-            more = with_unpinned(ctx, *cat, u);
+            more = with_unpinned(session, *cat, u, out.warnings);
         } else {
             break;
         }
@@ -129,4 +183,4 @@ Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
     return out;
 }
 
-} // namespace cudaenv::cli
+} // namespace cudaenv::ops

@@ -1,26 +1,63 @@
-// SPEC -> Resolution for the commands that download (install, mirror): the manifests, plus the
+// SPEC -> Resolution, as the commands that take a SPEC need it. `resolve` describes without
+// fetching; the commands that download (install, mirror) resolve with the manifests, plus the
 // index a release is pinned by (fetched and checked against its pin), plus, when allowed,
 // NVIDIA's index for a release newer than the manifests (--allow-unpinned).
 #pragma once
 
-#include "context.hpp"
 #include "core/manifest/model.hpp"
+#include "core/ops/machine.hpp"
+#include "core/ops/session.hpp"
 #include "core/resolve/resolve.hpp"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace cudaenv::cli {
+namespace cudaenv::ops {
 
 struct ResolvedSpec {
     /// The catalog `res` points into when an index extended the manifests; else null (then
     /// `res` points into the catalog given to resolve_with_indexes).
     std::unique_ptr<manifest::Catalog> extended;
     Resolution res;
+    /// What the user must be told though nothing failed: an index trusted without a pin.
+    std::vector<std::string> warnings;
 };
 
-Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
+/// The options every command that takes a SPEC shares, as the user gave them: --cuda,
+/// --cudnn, --profile, --platform.
+struct SpecOptions {
+    std::string cuda;
+    std::string cudnn;
+    std::string profile = "runtime";
+    std::string platform;
+};
+
+/// Checks them and turns them into ResolveOptions (usage errors name the option; the platform
+/// defaults to this machine's).
+Result<ResolveOptions> to_resolve_options(const SpecOptions& o);
+
+/// Framework names and aliases the manifests know, for SPEC parsing's "did you mean".
+std::vector<std::string> framework_names(const manifest::Catalog& catalog);
+
+/// The catalog a command that resolves works from: the manifests in use plus the NVIDIA
+/// indexes this root trusted before (--allow-unpinned), read once.
+Result<manifest::Catalog> trusted_catalog(Session& session);
+
+/// `resolve`: what a SPEC resolves to (a half known by its pinned index alone resolves to what
+/// is known before the index is fetched: core/resolve describe()), checked against this
+/// machine's GPUs and driver. Nothing is fetched.
+struct SpecDescription {
+    /// The catalog `described` points into (the manifests with the trusted indexes added).
+    std::unique_ptr<const manifest::Catalog> catalog;
+    Described described;
+    MachineCheck machine;
+};
+
+Result<SpecDescription>
+describe_spec(Session& session, const std::string& spec_text, const SpecOptions& options);
+
+Result<ResolvedSpec> resolve_with_indexes(Session& session,
                                           const manifest::Catalog& catalog,
                                           const std::vector<std::string>& framework_names,
                                           const std::string& spec_text,
@@ -28,4 +65,4 @@ Result<ResolvedSpec> resolve_with_indexes(Context& ctx,
                                           bool allow_unpinned,
                                           const std::string& command);
 
-} // namespace cudaenv::cli
+} // namespace cudaenv::ops

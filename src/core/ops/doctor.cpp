@@ -1,0 +1,149 @@
+// The doctor operation (doctor.hpp).
+#include "doctor.hpp"
+
+#include "core/install/compose.hpp"
+#include "core/suggest.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::ops {
+
+namespace {
+
+Status check_probe_ids(const std::vector<std::string>& only) {
+    for (const auto& id : only) {
+        if (doctor::find_probe(id)) {
+            continue;
+        }
+        std::vector<std::string> ids;
+        for (const auto& p : doctor::probes()) {
+            ids.emplace_back(p.id);
+        }
+        auto e = Error(ErrorCode::usage, "no probe named '" + id + "'");
+        if (auto near = closest_match(id, ids)) {
+            return std::move(e).with_hint("did you mean --only " + *near + "?");
+        }
+        std::string all;
+        for (const auto& i : ids) {
+            all += (all.empty() ? "" : ", ") + i;
+        }
+        return std::move(e).with_hint("probes: " + all);
+    }
+    return Ok{};
+}
+
+/// A layer's status: the worst of its probes that ran; skip only when all were skipped.
+doctor::Status layer_status(const std::vector<const doctor::Entry*>& entries) {
+    std::optional<doctor::Status> s;
+    for (const auto* e : entries) {
+        if (e->finding.status != doctor::Status::skip) {
+            s = std::max(s.value_or(doctor::Status::ok), e->finding.status);
+        }
+    }
+    return s.value_or(doctor::Status::skip);
+}
+
+/// The entry that stands for a layer: its worst finding's, else its first probe's.
+const doctor::Entry* headline(const std::vector<const doctor::Entry*>& entries,
+                              doctor::Status status) {
+    for (const auto* e : entries) {
+        if (e->finding.status == status) {
+            return e;
+        }
+    }
+    return entries.empty() ? nullptr : entries.front();
+}
+
+MachineFacts machine_facts(doctor::Host& host) {
+    MachineFacts f;
+    f.gpus = host.pci_gpus();
+    f.driver = host.driver().version();
+    const auto& tk = host.toolkit();
+    f.toolkit = tk.prefix;
+    f.toolkit_origin = tk.origin;
+    f.cudaenv_version = tk.cudaenv_version;
+    f.cuda = tk.cuda;
+    f.cudnn = tk.cudnn;
+    for (const char* name : {"cudnn_version.h", "cudnn.h"}) {
+        if (f.cudnn || tk.prefix.empty()) {
+            break;
+        }
+        if (auto text = host.read(tk.prefix + "/include/" + name)) {
+            f.cudnn = install::parse_cudnn_header(*text);
+        }
+    }
+    return f;
+}
+
+} // namespace
+
+Result<doctor::HostConfig> host_config(Session& session) {
+    doctor::HostConfig hc;
+    hc.sysroot = session.sysroot();
+    if (std::error_code ec; !std::filesystem::is_directory(hc.sysroot, ec)) {
+        return Error(ErrorCode::usage,
+                     "CUDAENV_SYSROOT=" + hc.sysroot.string() + " is not a directory")
+            .with_hint("unset CUDAENV_SYSROOT to diagnose this machine");
+    }
+    hc.env = session.env;
+    hc.cwd = session.cwd;
+    hc.self_exe = session.exe_path;
+    hc.root = session.root();
+    // a damaged own state.json is the cuda-link probe's finding: it reads the root's own
+    auto global = store::effective_global(hc.root);
+    hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
+    hc.manifests = session.manifests_path();
+    hc.manifests_in_use = session.manifests_in_use();
+    hc.ldconfig = session.getenv("CUDAENV_LDCONFIG").value_or("");
+    if (auto ms = session.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
+        // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10
+        hc.child_timeout = std::chrono::milliseconds(*ms);
+    }
+    return hc;
+}
+
+Result<Diagnosis> diagnose(Session& session, const DoctorRequest& request) {
+    CUDAENV_TRY(check_probe_ids(request.only));
+    auto hc = CUDAENV_TRY(host_config(session));
+    doctor::Host host(hc);
+    Diagnosis d;
+    d.sysroot = hc.sysroot;
+    d.entries = doctor::run(host, request.only);
+    for (const auto& e : d.entries) {
+        switch (e.finding.status) {
+        case doctor::Status::ok:
+            ++d.ok;
+            break;
+        case doctor::Status::skip:
+            ++d.skip;
+            break;
+        case doctor::Status::warn:
+            ++d.warn;
+            break;
+        case doctor::Status::fail:
+            ++d.fail;
+            break;
+        }
+    }
+    d.failed = d.fail > 0 || (request.strict && d.warn > 0);
+    for (auto layer : doctor::layers()) {
+        DoctorLayer l{layer, doctor::Status::skip, {}, nullptr};
+        for (const auto& e : d.entries) {
+            if (e.probe->layer == layer) {
+                l.entries.push_back(&e);
+            }
+        }
+        if (l.entries.empty()) {
+            continue;
+        }
+        l.status = layer_status(l.entries);
+        l.headline = headline(l.entries, l.status);
+        d.layers.push_back(std::move(l));
+    }
+    if (request.facts) {
+        d.facts = machine_facts(host);
+    }
+    return d;
+}
+
+} // namespace cudaenv::ops

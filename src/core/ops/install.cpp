@@ -1,0 +1,196 @@
+// The install operation (install.hpp).
+#include "install.hpp"
+
+#include "core/activate/shims.hpp"
+#include "core/fs.hpp"
+#include "core/manifest/indexes.hpp"
+#include "core/sys/dynlib.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace cudaenv::ops {
+
+namespace {
+
+/// Puts a file given with --archive where the download would have put it, by its hash (copied
+/// and renamed into place: the file stays the user's); the install verifies it again there.
+Status stage_local_archive(const std::filesystem::path& file,
+                           const std::string& sha256,
+                           const std::filesystem::path& downloads) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    CUDAENV_TRY(make_dirs(downloads));
+    fs::path dest = downloads / sha256;
+    fs::path tmp = downloads / (sha256 + ".local");
+    fs::remove(tmp, ec);
+    if (!fs::copy_file(file, tmp, ec) || ec) {
+        return Error(ErrorCode::filesystem,
+                     "cannot copy '" + file.string() + "' to '" + tmp.string() +
+                         "': " + ec.message());
+    }
+    fs::rename(tmp, dest, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        return Error(ErrorCode::filesystem,
+                     "cannot place '" + dest.string() + "': " + ec.message());
+    }
+    return Ok{};
+}
+
+/// The SPECs to install: those given; with --match, the installed version that matches the
+/// active environment or else the match itself; with neither, what the project asks for (as
+/// `rustup install` and `nvm install` do).
+Result<std::vector<std::string>> specs_to_install(Session& session,
+                                                  const manifest::Catalog& catalog,
+                                                  const InstallRequest& request,
+                                                  InstallReport& report,
+                                                  InstallObserver& observer) {
+    auto specs = request.specs;
+    if (request.match) {
+        if (!specs.empty()) {
+            return Error(ErrorCode::usage, "install --match chooses what to install: give no SPEC");
+        }
+        auto m = CUDAENV_TRY(activate::match_environment(catalog, session.root(), session.env));
+        observer.note(m.found + " (" + m.found_by + ") was built for CUDA " + m.cuda.str() + " (" +
+                      m.cuda_from + ")");
+        specs.push_back(m.installed ? *m.installed : m.spec);
+        report.match = std::move(m);
+    }
+    if (specs.empty()) {
+        auto asked = CUDAENV_TRY(activate::project_request(catalog, session.cwd, session.env));
+        if (!asked) {
+            return Error(ErrorCode::usage,
+                         "install needs a SPEC: no .cuda-version here or above, and no TensorFlow "
+                         "pinned in this project's files or Python environment")
+                .with_hint("cudaenv install tf-2.13; cudaenv list --available");
+        }
+        observer.note("installing " + asked->spec + " (from " + asked->source + ")");
+        specs.push_back(asked->spec);
+    }
+    return specs;
+}
+
+/// Every SPEC resolved (with the indexes it needs) and every --archive file matched to one of
+/// the archives, before anything is installed.
+Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
+                                              const manifest::Catalog& trusted,
+                                              const std::vector<std::string>& specs,
+                                              const InstallRequest& request,
+                                              const std::map<std::string, std::string>& local,
+                                              InstallObserver& observer) {
+    auto names = framework_names(trusted);
+    auto ro = CUDAENV_TRY(to_resolve_options(request.spec_options));
+    for (const auto& [sha, file] : local) {
+        ro.local_archives.insert(sha);
+    }
+    std::vector<ResolvedSpec> todo;
+    std::set<std::string> used;
+    for (const auto& text : specs) {
+        auto resolved = CUDAENV_TRY(resolve_with_indexes(
+            session, trusted, names, text, ro, request.allow_unpinned, "install"));
+        for (const auto& w : resolved.warnings) {
+            observer.warning(w);
+        }
+        for (const auto& a : resolved.res.archives) {
+            if (local.count(a.artifact.sha256)) {
+                used.insert(a.artifact.sha256);
+            }
+        }
+        todo.push_back(std::move(resolved));
+    }
+    for (const auto& [sha, file] : local) {
+        if (!used.count(sha)) {
+            return Error(ErrorCode::usage,
+                         "--archive '" + file + "' (sha256 " + sha.substr(0, 16) +
+                             "...) is none of the archives to install")
+                .with_hint("cudaenv resolve SPEC --json lists each archive's sha256");
+        }
+    }
+    return todo;
+}
+
+} // namespace
+
+install::Options install_options(const Session& session, unsigned jobs, bool dry_run) {
+    install::Options io;
+    io.base_url = session.base_url();
+    io.policy = session.download_policy();
+    io.jobs = std::max(1u, jobs);
+    io.dry_run = dry_run;
+    io.lock_timeout = session.lock_timeout();
+    if (auto v = session.env_number_value("CUDAENV_EXTRACT_MAX_BYTES")) {
+        io.limits.max_total_bytes = *v;
+        io.limits.max_entry_bytes = std::min(io.limits.max_entry_bytes, io.limits.max_total_bytes);
+    }
+    if (auto v = session.env_number_value("CUDAENV_EXTRACT_MAX_ENTRIES")) {
+        io.limits.max_entries = *v;
+    }
+    auto exe = session.exe_path;
+    io.check_libraries = [exe](const std::filesystem::path& dir,
+                               const std::vector<std::string>& files) {
+        return install::check_libraries_in_child(exe, dir, files);
+    };
+    return io;
+}
+
+Result<InstallReport>
+install(Session& session, const InstallRequest& request, InstallObserver& observer) {
+    // the libraries an install uses, loaded here on the main thread (a broken copy on
+    // LD_LIBRARY_PATH is this one-line error, never an abort in a worker)
+    CUDAENV_TRY(sys::load(sys::k_curl | sys::k_archive | sys::k_crypto));
+    const auto* catalog = CUDAENV_TRY(session.catalog());
+    CUDAENV_TRY(to_resolve_options(request.spec_options)); // a bad option before anything else
+    std::map<std::string, std::string> local; // sha256 -> the file given with --archive
+    for (const auto& file : request.archives) {
+        auto h = CUDAENV_TRY(fetch::hash_file(file));
+        local[h.sha256] = file;
+    }
+    auto io = install_options(session, request.jobs, request.dry_run);
+    auto root = session.root();
+    // the manifests plus the indexes this root trusted before (--allow-unpinned), read once
+    auto trusted = CUDAENV_TRY(manifest::with_trusted(*catalog, root.dir));
+    InstallReport report;
+    auto specs = CUDAENV_TRY(specs_to_install(session, *catalog, request, report, observer));
+    auto todo = CUDAENV_TRY(resolve_all(session, trusted, specs, request, local, observer));
+    for (const auto& resolved : todo) {
+        const Resolution& res = resolved.res;
+        for (const auto& w : machine_check(session, *res.cuda).warnings) {
+            observer.machine_warning(w);
+        }
+        for (const auto& a : res.archives) {
+            auto it = local.find(a.artifact.sha256);
+            if (it != local.end() && !request.dry_run) {
+                CUDAENV_TRY(stage_local_archive(it->second, it->first, root.downloads()));
+            }
+        }
+        observer.starting(res);
+        auto out = install::install(
+            root, res, io, [&observer](const install::Event& e) { observer.event(e); });
+        observer.finished(out ? &*out : nullptr);
+        if (!out) {
+            return std::move(out).error();
+        }
+        report.changed = report.changed || out->changed;
+        report.outcomes.push_back(std::move(*out));
+    }
+    if (report.changed && !request.dry_run) {
+        if (auto r = activate::rehash(root, session.shim_exe(), session.lock_timeout()); !r) {
+            observer.warning("could not rehash the shims: " + r.error().full_message());
+        }
+    }
+    if (report.match && !request.dry_run) {
+        // pin the project to what was installed (or found installed), as `use --match` would
+        auto& m = *report.match;
+        if (!m.installed) {
+            m.installed = report.outcomes.back().version;
+            m.why.back() = m.found + " was built for CUDA " + m.cuda.str() + " (" + m.cuda_from +
+                           "): installed " + m.spec + " as " + *m.installed;
+        }
+        report.pin = CUDAENV_TRY(activate::write_project_pin(root, session.cwd, *m.installed));
+    }
+    return report;
+}
+
+} // namespace cudaenv::ops

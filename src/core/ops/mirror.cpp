@@ -1,0 +1,142 @@
+// The mirror operation (mirror.hpp).
+#include "mirror.hpp"
+
+#include "core/channel/keys.hpp"
+#include "core/channel/update.hpp"
+#include "core/fs.hpp"
+#include "core/manifest/indexes.hpp"
+#include "core/sha256.hpp"
+#include "core/sys/dynlib.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <memory>
+
+namespace cudaenv::ops {
+
+namespace {
+
+/// Every file a resolution downloads: its archives and NVIDIA's index files for its releases.
+/// Archives the manifests know only by an absolute URL (another host) are not the mirror's.
+void files_of(const Resolution& res,
+              std::vector<mirror::File>& files,
+              std::set<std::string>& elsewhere) {
+    auto add = [&](const manifest::Artifact& a, const std::string& what) {
+        if (!a.path.empty()) {
+            files.push_back({a.path, a.sha256, a.size, what});
+        } else if (!a.url.empty()) {
+            elsewhere.insert(a.url);
+        }
+    };
+    if (res.cuda && res.cuda->redistrib) {
+        add(*res.cuda->redistrib, "NVIDIA's CUDA " + res.cuda->version.str() + " index");
+    }
+    if (res.cudnn) {
+        for (const auto& r : res.cudnn->redistrib) {
+            add(r, "NVIDIA's cuDNN " + res.cudnn->version.str() + " index");
+        }
+    }
+    for (const auto& a : res.archives) {
+        add(a.artifact, a.component + " " + a.version.str());
+    }
+}
+
+struct Carried {
+    std::optional<mirror::File> file;
+    std::string note; ///< why none is carried
+};
+
+/// The update channel's bundle of the manifests in use, which the mirror carries at
+/// cudaenv-channel/manifests.bundle so hosts can `cudaenv update` from it with no route to the
+/// channel (docs/channel.md). Verified again before it is carried; none when the manifests in
+/// use are the shipped ones or a given directory.
+Result<Carried> channel_file(Session& session, const std::string& cudaenv_version) {
+    if (session.manifests_in_use().origin == channel::ManifestsInUse::Origin::given) {
+        return Carried{std::nullopt,
+                       "no update channel bundle carried: the manifests are a "
+                       "given directory (--manifests, CUDAENV_MANIFESTS)"};
+    }
+    // the newest set from the channel, even where this machine's own floor (a newer package) is
+    // newer still: the hosts the mirror serves may run older packages
+    auto root = session.root();
+    std::vector<std::filesystem::path> roots{root.dir};
+    roots.insert(roots.end(), root.upstreams.begin(), root.upstreams.end());
+    std::vector<std::string> warnings;
+    auto set = channel::newest_channel_set(roots, warnings);
+    if (!set) {
+        return Carried{std::nullopt,
+                       "no update channel bundle carried: no set from the channel "
+                       "here (`cudaenv update` first)"};
+    }
+    auto path = set->dir / channel::k_bundle_file;
+    channel::Trust trust;
+    trust.keys = CUDAENV_TRY(channel::trusted_keys(session.sysroot()));
+    trust.now = std::time(nullptr);
+    trust.cudaenv_version = cudaenv_version;
+    // read once: what is verified is what is carried, whatever happens to the set meanwhile
+    auto bytes = read_text_file(path);
+    auto bundle = bytes ? channel::open_bundle(*bytes, trust, path.string())
+                        : Result<channel::Bundle>(bytes.error());
+    if (!bundle) {
+        return Carried{std::nullopt, "no update channel bundle carried: " + bundle.error().message};
+    }
+    Sha256 h;
+    h.update(*bytes);
+    mirror::File f{std::string(channel::k_mirror_channel_dir) + "/" + channel::k_bundle_file,
+                   h.hex_digest(),
+                   bytes->size(),
+                   "the manifests bundle, serial " + std::to_string(bundle->info.serial),
+                   *bytes};
+    return Carried{f, ""};
+}
+
+} // namespace
+
+Result<MirrorReport>
+mirror_specs(Session& session, const MirrorRequest& request, const mirror::Observer& observer) {
+    CUDAENV_TRY(sys::load(sys::k_curl | sys::k_crypto));
+    const auto* catalog = CUDAENV_TRY(session.catalog());
+    auto trusted = CUDAENV_TRY(manifest::with_trusted(*catalog, session.root().dir));
+    auto names = framework_names(*catalog);
+    std::vector<std::string> platforms = request.platforms;
+    if (platforms.empty()) {
+        platforms.push_back(""); // this machine's
+    }
+    std::vector<mirror::File> files;
+    MirrorReport report;
+    std::vector<std::unique_ptr<ResolvedSpec>> keep; // the resolutions' catalogs
+    for (const auto& platform : platforms) {
+        SpecOptions so = request.spec_options;
+        so.platform = platform;
+        auto ro = CUDAENV_TRY(to_resolve_options(so));
+        for (const auto& text : request.specs) {
+            auto r = CUDAENV_TRY(
+                resolve_with_indexes(session, trusted, names, text, ro, false, "mirror"));
+            if (!r.res.installable()) {
+                return Error(ErrorCode::failure,
+                             "cannot mirror '" + text + "' for " + ro.platform + ": " +
+                                 r.res.not_installable[0])
+                    .with_hint("cudaenv resolve " + text + " --platform " + ro.platform +
+                               " shows what is missing");
+            }
+            files_of(r.res, files, report.not_mirrored);
+            keep.push_back(std::make_unique<ResolvedSpec>(std::move(r)));
+        }
+    }
+    auto carried = CUDAENV_TRY(channel_file(session, request.cudaenv_version));
+    if (carried.file) {
+        files.push_back(*carried.file);
+        report.channel_file = carried.file->path;
+    }
+    report.channel_note = carried.note;
+    mirror::Options mo;
+    mo.base_url = session.base_url();
+    mo.policy = session.download_policy();
+    mo.jobs = std::max(1u, request.jobs);
+    mo.dry_run = request.dry_run;
+    mo.lock_timeout = session.lock_timeout();
+    report.outcome = CUDAENV_TRY(mirror::mirror(request.to, files, mo, observer));
+    return report;
+}
+
+} // namespace cudaenv::ops
