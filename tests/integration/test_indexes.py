@@ -113,6 +113,23 @@ def test_unpinned_cuda_and_cudnn_in_one_command(inst, tmp_path):
     assert set(trusted) == {f"cuda/{CUDA}", f"cudnn/{CUDNN.rsplit('.', 1)[0]}"}
 
 
+def test_an_unpinned_index_trusted_is_told_even_when_a_later_step_fails(inst, tmp_path):
+    """The root trusts an unpinned index from the moment it is recorded: the warning comes then,
+    before a later failure (here the cuDNN's index, broken on the mirror) can swallow it."""
+    manifests_without(inst, tmp_path, cuda=True, cudnn=True)
+    broken = tmp_path / "extra" / "cudnn" / "redist" / "redistrib_9.1.1.json"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("{ not an index")
+    res = inst("install", f"{CUDA}+cudnn-{CUDNN}", "--allow-unpinned")
+    assert res.rc != 0, res
+    warning = [l for l in res.err.splitlines() if "without a pinned hash" in l]
+    assert len(warning) == 1 and warning[0].startswith(f"cudaenv: warning: CUDA {CUDA}"), res.err
+    errors = [l for l in res.err.splitlines() if l.startswith("cudaenv: error:")]
+    assert len(errors) == 1 and res.err.index(warning[0]) < res.err.index(errors[0]), res.err
+    assert json.loads((inst.root / "indexes" / "trusted.json").read_text()).keys() == {f"cuda/{CUDA}"}
+    assert not (inst.root / "versions").exists() or not any((inst.root / "versions").iterdir())
+
+
 def test_an_unpinned_cuda_installed_earlier_is_known_to_a_later_cudnn_install(inst, tmp_path):
     manifests_without(inst, tmp_path, cuda=True)
     assert inst("install", CUDA, "--allow-unpinned").rc == 0

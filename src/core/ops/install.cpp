@@ -88,11 +88,15 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
     std::vector<ResolvedSpec> todo;
     std::set<std::string> used;
     for (const auto& text : specs) {
-        auto resolved = CUDAENV_TRY(resolve_with_indexes(
-            session, trusted, names, text, ro, request.allow_unpinned, "install"));
-        for (const auto& w : resolved.warnings) {
-            observer.warning(w);
-        }
+        auto resolved = CUDAENV_TRY(
+            resolve_with_indexes(session,
+                                 trusted,
+                                 names,
+                                 text,
+                                 ro,
+                                 request.allow_unpinned,
+                                 "install",
+                                 [&observer](const std::string& w) { observer.warning(w); }));
         for (const auto& a : resolved.res.archives) {
             if (local.count(a.artifact.sha256)) {
                 used.insert(a.artifact.sha256);

@@ -111,7 +111,7 @@ mirror_specs(Session& session, const MirrorRequest& request, const mirror::Obser
         auto ro = CUDAENV_TRY(to_resolve_options(so));
         for (const auto& text : request.specs) {
             auto r = CUDAENV_TRY(
-                resolve_with_indexes(session, trusted, names, text, ro, false, "mirror"));
+                resolve_with_indexes(session, trusted, names, text, ro, false, "mirror", {}));
             if (!r.res.installable()) {
                 return Error(ErrorCode::failure,
                              "cannot mirror '" + text + "' for " + ro.platform + ": " +

@@ -34,10 +34,8 @@ Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
 
 /// Fetches NVIDIA's index for `u` and trusts it without a pinned hash (saying so): the root
 /// records it, so a later run knows the release and refuses a changed index (D15).
-Result<manifest::Catalog> with_unpinned(Session& session,
-                                        const manifest::Catalog& cat,
-                                        const Unpinned& u,
-                                        std::vector<std::string>& warnings) {
+Result<manifest::Catalog>
+with_unpinned(Session& session, const manifest::Catalog& cat, const Unpinned& u, const Warn& warn) {
     bool cuda = u.kind == Unpinned::Kind::cuda;
     std::string product = cuda ? "cuda" : "cudnn";
     std::string rel = manifest::redistrib_path(product, u.version);
@@ -46,9 +44,11 @@ Result<manifest::Catalog> with_unpinned(Session& session,
     manifest::Artifact red{rel, {}, sha256_hex(text), text.size()};
     auto copy = CUDAENV_TRY(manifest::with_index(cat, product, u.version, text, red));
     CUDAENV_TRY(manifest::record_trusted(session.root().dir, product, u.version, text));
-    warnings.push_back((cuda ? "CUDA " : "cuDNN ") + u.version +
-                       " is not in the manifests; trusting '" + url + "' (sha256 " + red.sha256 +
-                       ") without a pinned hash, as --allow-unpinned asks");
+    // told now, before anything else can fail: this root trusts the index from here on
+    if (warn) {
+        warn((cuda ? "CUDA " : "cuDNN ") + u.version + " is not in the manifests; trusting '" +
+             url + "' (sha256 " + red.sha256 + ") without a pinned hash, as --allow-unpinned asks");
+    }
     return copy;
 }
 
@@ -144,7 +144,8 @@ Result<ResolvedSpec> resolve_with_indexes(Session& session,
                                           const std::string& text,
                                           const ResolveOptions& ro,
                                           bool allow_unpinned,
-                                          const std::string& command) {
+                                          const std::string& command,
+                                          const Warn& warn) {
     auto spec = CUDAENV_TRY(parse_spec(text, framework_names));
     ResolvedSpec out;
     // Any index this SPEC needs: an index-pinned release (verified against its pin), or with
@@ -165,7 +166,7 @@ Result<ResolvedSpec> resolve_with_indexes(Session& session,
                                "cudaenv " +
                                command + " " + text + " --allow-unpinned");
             }
-            more = with_unpinned(session, *cat, u, out.warnings);
+            more = with_unpinned(session, *cat, u, warn);
         } else {
             break;
         }

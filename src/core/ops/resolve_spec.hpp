@@ -9,6 +9,7 @@
 #include "core/ops/session.hpp"
 #include "core/resolve/resolve.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,9 +21,11 @@ struct ResolvedSpec {
     /// `res` points into the catalog given to resolve_with_indexes).
     std::unique_ptr<manifest::Catalog> extended;
     Resolution res;
-    /// What the user must be told though nothing failed: an index trusted without a pin.
-    std::vector<std::string> warnings;
 };
+
+/// Hears what the user must be told though nothing failed (an index trusted without a pin), as
+/// it happens: also when a later step fails.
+using Warn = std::function<void(const std::string&)>;
 
 /// The options every command that takes a SPEC shares, as the user gave them: --cuda,
 /// --cudnn, --profile, --platform.
@@ -63,6 +66,7 @@ Result<ResolvedSpec> resolve_with_indexes(Session& session,
                                           const std::string& spec_text,
                                           const ResolveOptions& options,
                                           bool allow_unpinned,
-                                          const std::string& command);
+                                          const std::string& command,
+                                          const Warn& warn);
 
 } // namespace cudaenv::ops
