@@ -139,6 +139,13 @@ install::Options install_options(const Session& session, unsigned jobs, bool dry
     return io;
 }
 
+void rehash_after_change(Session& session, const Warn& warn) {
+    auto r = activate::rehash(session.root(), session.shim_exe(), session.lock_timeout());
+    if (!r && warn) {
+        warn("could not rehash the shims: " + r.error().full_message());
+    }
+}
+
 Result<InstallReport>
 install(Session& session, const InstallRequest& request, InstallObserver& observer) {
     // the libraries an install uses, loaded here on the main thread (a broken copy on
@@ -180,9 +187,7 @@ install(Session& session, const InstallRequest& request, InstallObserver& observ
         report.outcomes.push_back(std::move(*out));
     }
     if (report.changed && !request.dry_run) {
-        if (auto r = activate::rehash(root, session.shim_exe(), session.lock_timeout()); !r) {
-            observer.warning("could not rehash the shims: " + r.error().full_message());
-        }
+        rehash_after_change(session, [&observer](const std::string& w) { observer.warning(w); });
     }
     if (report.match && !request.dry_run) {
         // pin the project to what was installed (or found installed), as `use --match` would

@@ -58,6 +58,10 @@ struct InstallReport {
 /// run by this executable in a child.
 install::Options install_options(const Session& session, unsigned jobs, bool dry_run);
 
+/// The shims regenerated after versions came or went; a failure is only a warning (the versions
+/// are in place; `cudaenv rehash` retries).
+void rehash_after_change(Session& session, const Warn& warn);
+
 /// Installs what `request` asks for. Nothing is written before every SPEC resolved and every
 /// --archive matched one of the archives (else usage, exit 2).
 Result<InstallReport>

@@ -3,23 +3,12 @@
 
 #include "core/activate/project.hpp"
 #include "core/activate/selection.hpp"
-#include "core/activate/shims.hpp"
+#include "core/ops/install.hpp"
 #include "core/store/records.hpp"
 
 #include <algorithm>
 
 namespace cudaenv::ops {
-
-namespace {
-
-void rehash(Session& session, const RemoveObserver& observer) {
-    auto r = activate::rehash(session.root(), session.shim_exe(), session.lock_timeout());
-    if (!r && observer.warning) {
-        observer.warning("could not rehash the shims: " + r.error().full_message());
-    }
-}
-
-} // namespace
 
 Result<std::vector<UninstallTarget>> uninstall_targets(Session& session,
                                                        const std::vector<std::string>& specs) {
@@ -56,7 +45,7 @@ Result<UninstallReport> uninstall(Session& session,
         auto out = install::uninstall(session.root(), t.version, force, session.lock_timeout());
         if (!out) {
             if (report.changed) {
-                rehash(session, observer);
+                rehash_after_change(session, observer.warning);
             }
             return std::move(out).error();
         }
@@ -67,7 +56,7 @@ Result<UninstallReport> uninstall(Session& session,
         }
     }
     if (report.changed) {
-        rehash(session, observer);
+        rehash_after_change(session, observer.warning);
     }
     return report;
 }
@@ -85,7 +74,7 @@ collect_garbage(Session& session, bool apply, const RemoveObserver& observer) {
     if (std::any_of(plan.items.begin(), plan.items.end(), [](const auto& i) {
             return i.kind == install::GcItem::Kind::version;
         })) {
-        rehash(session, observer);
+        rehash_after_change(session, observer.warning);
     }
     // records of pins whose project or .cuda-version is gone keep nothing: they go too
     std::vector<std::filesystem::path> stale;
