@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -25,6 +26,38 @@ int Fd::close() {
     int rc = m_fd >= 0 ? ::close(m_fd) : 0;
     m_fd = -1;
     return rc;
+}
+
+void remove_tree(const std::filesystem::path& p) {
+    std::error_code ec;
+    std::filesystem::remove_all(p, ec); // remove_all never follows a link
+}
+
+Result<TempDir> TempDir::make(const std::filesystem::path& parent, std::string_view hint) {
+    std::string tmpl = (parent / (std::string(hint) + "-XXXXXX")).string();
+    if (!::mkdtemp(tmpl.data())) {
+        return Error(ErrorCode::filesystem,
+                     "cannot create a temporary folder in '" + parent.string() +
+                         "': " + errno_text(errno));
+    }
+    return TempDir(std::filesystem::path(tmpl));
+}
+
+TempDir& TempDir::operator=(TempDir&& o) noexcept {
+    if (this != &o) {
+        if (!m_path.empty()) {
+            remove_tree(m_path);
+        }
+        m_path = std::move(o.m_path);
+        o.m_path.clear();
+    }
+    return *this;
+}
+
+TempDir::~TempDir() {
+    if (!m_path.empty()) {
+        remove_tree(m_path);
+    }
 }
 
 std::string errno_text(int err) {
@@ -240,10 +273,9 @@ Status make_dirs(const std::filesystem::path& dir, unsigned mode) {
         if (::mkdir(p->c_str(), static_cast<mode_t>(mode)) == 0) {
             // the umask took bits away; the mode is set on what was opened, never through a link
             // swapped in meanwhile
-            int fd = ::open(p->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0) {
-                ::fchmod(fd, static_cast<mode_t>(mode));
-                ::close(fd);
+            if (Fd fd(::open(p->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                fd.valid()) {
+                ::fchmod(fd.get(), static_cast<mode_t>(mode));
             }
         } else if (errno != EEXIST) {
             return fs_error("cannot create", *p, errno);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace cudaenv {
 
@@ -47,6 +48,37 @@ class Fd {
 
   private:
     int m_fd = -1;
+};
+
+/// Removes a directory tree without following links (a link is removed, not its target); errors
+/// are ignored (best effort: a sweep finds what is left).
+void remove_tree(const std::filesystem::path& p);
+
+/// A private (0700) folder made for a while under `parent` (ccache's TemporaryFile, for a
+/// folder): a unique name "<hint>-XXXXXX", removed with everything in it when the TempDir goes
+/// out of scope, on every early return included. Publishing it by rename ends that: release().
+class TempDir {
+  public:
+    /// ErrorCode::filesystem names `parent` when the folder cannot be made.
+    static Result<TempDir> make(const std::filesystem::path& parent, std::string_view hint);
+
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    TempDir(TempDir&& o) noexcept : m_path(std::move(o.m_path)) { o.m_path.clear(); }
+
+    TempDir& operator=(TempDir&& o) noexcept;
+    ~TempDir();
+
+    const std::filesystem::path& path() const { return m_path; }
+
+    /// The folder is no longer this object's to remove (it was renamed into place).
+    void release() { m_path.clear(); }
+
+  private:
+    explicit TempDir(std::filesystem::path p) : m_path(std::move(p)) {}
+
+    std::filesystem::path m_path;
 };
 
 /// Reads a whole file. ErrorCode::filesystem names the path and the errno text.

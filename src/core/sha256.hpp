@@ -2,6 +2,7 @@
 // SHA-256 is what cudaenv trusts; MD5 only checks what a makeself header declares of its payload.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,13 @@ class Md5 : public Digest {
 
 /// SHA-256 of a byte string, as lowercase hex.
 std::string sha256_hex(std::string_view data);
+
+/// True for 64 lowercase hex digits: a SHA-256 as cudaenv writes and accepts one.
+inline bool is_sha256_hex(std::string_view s) {
+    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
 
 /// The POSIX `cksum` CRC of a stream (CRC-32, polynomial 0x04C11DB7, MSB first, the length
 /// appended): what makeself writes as CRCsum. Feed bytes with update(), read it with value().

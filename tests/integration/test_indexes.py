@@ -110,7 +110,8 @@ def test_unpinned_cuda_and_cudnn_in_one_command(inst, tmp_path):
     assert res.err.count("without a pinned hash") == 2, res.err
     assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}").is_dir()
     trusted = json.loads((inst.root / "indexes" / "trusted.json").read_text())
-    assert set(trusted) == {f"cuda/{CUDA}", f"cudnn/{CUDNN.rsplit('.', 1)[0]}"}
+    assert trusted["schema"] == "cudaenv.trusted/1"
+    assert set(trusted["indexes"]) == {f"cuda/{CUDA}", f"cudnn/{CUDNN.rsplit('.', 1)[0]}"}
 
 
 def test_an_unpinned_index_trusted_is_told_even_when_a_later_step_fails(inst, tmp_path):
@@ -126,7 +127,7 @@ def test_an_unpinned_index_trusted_is_told_even_when_a_later_step_fails(inst, tm
     assert len(warning) == 1 and warning[0].startswith(f"cudaenv: warning: CUDA {CUDA}"), res.err
     errors = [l for l in res.err.splitlines() if l.startswith("cudaenv: error:")]
     assert len(errors) == 1 and res.err.index(warning[0]) < res.err.index(errors[0]), res.err
-    assert json.loads((inst.root / "indexes" / "trusted.json").read_text()).keys() == {f"cuda/{CUDA}"}
+    assert json.loads((inst.root / "indexes" / "trusted.json").read_text())["indexes"].keys() == {f"cuda/{CUDA}"}
     assert not (inst.root / "versions").exists() or not any((inst.root / "versions").iterdir())
 
 
@@ -145,6 +146,24 @@ def test_an_unpinned_cuda_installed_earlier_is_known_to_a_later_cudnn_install(in
     res = inst("install", f"{CUDA}+cudnn-9.1")
     assert_one_line_error(res, 4)
     assert "no longer matches its recorded sha256" in res.err
+
+
+def test_a_trusted_record_an_earlier_cudaenv_wrote_is_read_and_a_climbing_entry_refused(inst, tmp_path):
+    """indexes/trusted.json before its schema was the entries alone: still read as the same
+    record. An entry whose version would name a file outside indexes/ is refused (exit 4)."""
+    manifests_without(inst, tmp_path, cuda=True)
+    assert inst("install", CUDA, "--allow-unpinned").rc == 0
+    record = inst.root / "indexes" / "trusted.json"
+    entries = json.loads(record.read_text())["indexes"]
+    record.write_text(json.dumps(entries))  # the first format
+    res = inst("install", f"{CUDA}+cudnn-9.1")
+    assert res.rc == 0, res
+    assert "without a pinned hash" not in res.err
+    record.write_text(json.dumps({"schema": "cudaenv.trusted/1",
+                                  "indexes": {"cuda/../../../etc/x": entries[f"cuda/{CUDA}"]}}))
+    res = inst("resolve", CUDA)
+    assert_one_line_error(res, 4)
+    assert "not <cuda|cudnn>/<version>" in res.err and str(record) in res.err, res.err
 
 
 def test_an_index_with_encoded_traversal_is_refused_before_any_archive_is_requested(inst, tmp_path):

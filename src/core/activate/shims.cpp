@@ -55,27 +55,26 @@ rehash(const store::Root& root, const fs::path& exe, std::chrono::milliseconds l
     if (right && have == std::set<std::string>(out.tools.begin(), out.tools.end())) {
         return out;
     }
-    auto stage = CUDAENV_TRY(root.make_stage("shims"));
+    TempDir staged = CUDAENV_TRY(root.make_stage("shims"));
+    const fs::path& stage = staged.path();
     ::chmod(stage.c_str(), 0755);
     for (const auto& t : out.tools) {
         if (::symlink(exe.c_str(), (stage / t).c_str()) != 0) {
-            int err = errno;
-            store::remove_tree(stage);
             return Error(ErrorCode::filesystem,
-                         "cannot create shim '" + t + "': " + errno_text(err));
+                         "cannot create shim '" + t + "': " + errno_text(errno));
         }
     }
     if (fs::exists(fs::symlink_status(dir, ec))) {
         if (::renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
-            int err = errno;
-            store::remove_tree(stage);
             return Error(ErrorCode::filesystem,
-                         "cannot replace '" + dir.string() + "': " + errno_text(err));
+                         "cannot replace '" + dir.string() + "': " + errno_text(errno));
         }
         failpoint::hit("shims-swapped");
-        store::remove_tree(stage); // the old shims
+        remove_tree(stage); // the old shims, gone before the sync below
+        staged.release();
     } else {
         CUDAENV_TRY(store::publish_dir(stage, dir));
+        staged.release();
     }
     CUDAENV_TRY(store::sync_dir(root.dir));
     out.changed = true;

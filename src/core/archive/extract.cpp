@@ -61,7 +61,7 @@ struct ReadArchive {
 
 /// The bytes of a file that hold an archive: all of it, or a runfile's payload.
 struct FileRange {
-    int fd = -1;
+    Fd fd;
     std::uint64_t pos = 0;
     std::uint64_t end = 0;
     std::function<void(const void*, std::size_t)> tap;
@@ -70,22 +70,18 @@ struct FileRange {
     FileRange(const FileRange&) = delete;
     FileRange& operator=(const FileRange&) = delete;
 
-    ~FileRange() {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-    }
+    ~FileRange() = default;
 
     /// Opens `path`; an empty slice means the whole file. A slice past the end is an error.
     std::optional<std::string> open(const fs::path& path, Slice slice) {
-        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
+        fd = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd.valid()) {
             return "cannot open: " + errno_text(errno);
         }
 
         struct stat st {};
 
-        if (::fstat(fd, &st) != 0) {
+        if (::fstat(fd.get(), &st) != 0) {
             return "cannot stat: " + errno_text(errno);
         }
         auto size = static_cast<std::uint64_t>(st.st_size);
@@ -126,7 +122,7 @@ struct FileRange {
             n = static_cast<std::size_t>(left);
         }
         while (true) {
-            ssize_t got = ::pread(fd, buf, n, static_cast<off_t>(pos));
+            ssize_t got = ::pread(fd.get(), buf, n, static_cast<off_t>(pos));
             if (got < 0 && errno == EINTR) {
                 continue;
             }
@@ -244,21 +240,6 @@ struct XzSource {
 
     static la_ssize_t read_cb(struct archive*, void* self, const void** block) {
         return static_cast<XzSource*>(self)->next(block);
-    }
-};
-
-struct FdGuard {
-    int fd = -1;
-
-    explicit FdGuard(int f) : fd(f) {}
-
-    FdGuard(const FdGuard&) = delete;
-    FdGuard& operator=(const FdGuard&) = delete;
-
-    ~FdGuard() {
-        if (fd >= 0) {
-            ::close(fd);
-        }
     }
 };
 
@@ -444,12 +425,12 @@ struct Extractor {
                 }
                 continue;
             }
-            FdGuard parent(open_dir_beneath(root_fd, join(segs, 1, i)));
-            if (parent.fd < 0) {
+            Fd parent(open_dir_beneath(root_fd, join(segs, 1, i)));
+            if (parent.get() < 0) {
                 return fs_error("cannot open directory", prefix, errno);
             }
             CUDAENV_TRY(check_twin(prefix));
-            if (::mkdirat(parent.fd, segs[i].c_str(), 0755) != 0) {
+            if (::mkdirat(parent.get(), segs[i].c_str(), 0755) != 0) {
                 return fs_error("cannot create directory", prefix, errno);
             }
             seen[prefix] = Entry::Type::directory;
@@ -529,8 +510,8 @@ struct Extractor {
         }
         CUDAENV_TRY(ensure_parents(segs, segs.size() - 1));
         CUDAENV_TRY(check_twin(rel));
-        FdGuard parent(open_dir_beneath(root_fd, join(segs, 1, segs.size() - 1)));
-        if (parent.fd < 0) {
+        Fd parent(open_dir_beneath(root_fd, join(segs, 1, segs.size() - 1)));
+        if (parent.get() < 0) {
             return fs_error("cannot open directory for", rel, errno);
         }
         const std::string& leaf = segs.back();
@@ -559,7 +540,7 @@ struct Extractor {
             if (sys::archive().entry_size_is_set(e) && sys::archive().entry_size(e) > 0) {
                 return unsafe(name, rawname, "hard link that carries data");
             }
-            if (::linkat(root_fd, trel.c_str(), parent.fd, leaf.c_str(), 0) != 0) {
+            if (::linkat(root_fd, trel.c_str(), parent.get(), leaf.c_str(), 0) != 0) {
                 return fs_error("cannot link", rel, errno);
             }
             seen[rel] = Entry::Type::file;
@@ -569,7 +550,7 @@ struct Extractor {
         }
         switch (type) {
         case AE_IFDIR:
-            if (::mkdirat(parent.fd, leaf.c_str(), 0755) != 0) {
+            if (::mkdirat(parent.get(), leaf.c_str(), 0755) != 0) {
                 return fs_error("cannot create directory", rel, errno);
             }
             seen[rel] = Entry::Type::directory;
@@ -594,7 +575,7 @@ struct Extractor {
             if (auto why = too_long(target_segs)) {
                 return unsafe(name, rawname, "symlink target with " + *why);
             }
-            if (::symlinkat(t.c_str(), parent.fd, leaf.c_str()) != 0) {
+            if (::symlinkat(t.c_str(), parent.get(), leaf.c_str()) != 0) {
                 return fs_error("cannot create symlink", rel, errno);
             }
             seen[rel] = Entry::Type::symlink;
@@ -602,7 +583,7 @@ struct Extractor {
             return Ok{};
         }
         case AE_IFREG:
-            return add_file(a, e, parent.fd, rel, leaf, x);
+            return add_file(a, e, parent.get(), rel, leaf, x);
         default:
             return unsafe(name, rawname, "not a file, directory or link (device, FIFO or socket)");
         }
@@ -625,9 +606,9 @@ struct Extractor {
                               std::to_string(limits.max_total_bytes) + " bytes");
         }
         mode_t mode = x ? 0755 : 0644;
-        FdGuard out(::openat(
+        Fd out(::openat(
             parent_fd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-        if (out.fd < 0) {
+        if (out.get() < 0) {
             return fs_error("cannot create", rel, errno);
         }
         std::uint64_t got = 0;     // the file's length so far (data and holes)
@@ -654,13 +635,13 @@ struct Extractor {
                 return unsafe(name, rel, "more data than its header declares");
             }
             if (static_cast<std::uint64_t>(offset) > got &&
-                ::lseek(out.fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+                ::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
                 return fs_error("cannot seek in", rel, errno); // a sparse file's hole
             }
             const char* data = static_cast<const char*>(block);
             std::size_t off = 0;
             while (off < n) {
-                ssize_t w = ::write(out.fd, data + off, n - off);
+                ssize_t w = ::write(out.get(), data + off, n - off);
                 if (w < 0) {
                     if (errno == EINTR) {
                         continue;
@@ -673,22 +654,22 @@ struct Extractor {
             // Start writeback while decoding goes on (as dpkg does), so that the sync before
             // publishing finds little left to write instead of the whole archive.
             if (got - flushed >= k_writeback_chunk) {
-                start_writeback(out.fd, flushed, got - flushed);
+                start_writeback(out.get(), flushed, got - flushed);
                 flushed = got;
             }
         }
         if (got < static_cast<std::uint64_t>(declared) &&
             sys::archive().entry_sparse_count(e) > 0 &&
-            ::ftruncate(out.fd, static_cast<off_t>(declared)) == 0) {
+            ::ftruncate(out.get(), static_cast<off_t>(declared)) == 0) {
             got = static_cast<std::uint64_t>(declared); // a sparse file ending in a hole
         }
         if (got > flushed) {
-            start_writeback(out.fd, flushed, got - flushed);
+            start_writeback(out.get(), flushed, got - flushed);
         }
         if (got != static_cast<std::uint64_t>(declared)) {
             return broken(name, "'" + rel + "' is shorter than its header says (truncated)");
         }
-        if (::fchmod(out.fd, mode) != 0) {
+        if (::fchmod(out.get(), mode) != 0) {
             return fs_error("cannot chmod", rel, errno);
         }
         result.bytes += got;
@@ -822,11 +803,11 @@ Result<Extracted> run(const fs::path& path,
     if (auto why = r.open(range_reader(file), compression)) {
         return broken(name, *why);
     }
-    FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (root.fd < 0) {
+    Fd root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (root.get() < 0) {
         return fs_error("cannot open", dest.string(), errno);
     }
-    Extractor x{name, expected_top, root.fd, limits, &r.source_error(), map, {}, {}, {}, {}};
+    Extractor x{name, expected_top, root.get(), limits, &r.source_error(), map, {}, {}, {}, {}};
     auto out = CUDAENV_TRY(drain(r, x, dest));
     if (auto why = file.read_rest()) {
         return broken(name, *why);
@@ -940,13 +921,13 @@ Result<Extracted> extract_nested(const fs::path& file,
         if (auto why = inner.open(read_inner, header.compression)) {
             return broken(name, inner_name + ": " + *why);
         }
-        FdGuard root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-        if (root.fd < 0) {
+        Fd root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+        if (root.get() < 0) {
             return fs_error("cannot open", dest.string(), errno);
         }
         Extractor x{name + ": " + inner_name,
                     "payload",
-                    root.fd,
+                    root.get(),
                     limits,
                     &inner.source_error(),
                     &map,

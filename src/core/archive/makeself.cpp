@@ -422,16 +422,15 @@ Status PayloadChecksums::verify(const std::string& where) {
 Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
                                           const RunfileLimits& limits,
                                           const std::string& where) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) {
         return Error(ErrorCode::filesystem,
                      "cannot open '" + path.string() + "': " + errno_text(errno));
     }
 
     struct stat st {};
 
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return Error(ErrorCode::filesystem, "'" + path.string() + "' is not a regular file");
     }
     // the header, and enough of the payload to tell its compression
@@ -440,7 +439,7 @@ Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
                      '\0');
     std::size_t got = 0;
     while (got < head.size()) {
-        auto n = ::read(fd, head.data() + got, head.size() - got);
+        auto n = ::read(fd.get(), head.data() + got, head.size() - got);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -449,7 +448,7 @@ Result<RunfileHeader> read_runfile_header(const std::filesystem::path& path,
         }
         got += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    fd.reset(-1);
     head.resize(got);
     return parse_runfile_header(head,
                                 static_cast<std::uint64_t>(st.st_size),

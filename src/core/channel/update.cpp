@@ -95,11 +95,12 @@ Error rollback(const Bundle& b, const ManifestsInUse& in_use, const std::string&
 }
 
 /// Writes the bundle's set into a new stage and reads it back; returns the stage.
-Result<fs::path> stage_set(const store::Root& root,
-                           const Bundle& b,
-                           std::string_view bytes,
-                           const std::string& channel) {
-    fs::path stage = CUDAENV_TRY(root.make_stage("manifests"));
+Result<TempDir> stage_set(const store::Root& root,
+                          const Bundle& b,
+                          std::string_view bytes,
+                          const std::string& channel) {
+    TempDir staged = CUDAENV_TRY(root.make_stage("manifests"));
+    const fs::path& stage = staged.path();
     auto dir = CUDAENV_TRY(Contained::open(stage, false));
     for (const auto& [rel, text] : b.files) {
         CUDAENV_TRY(dir.write_file(rel, text));
@@ -118,7 +119,7 @@ Result<fs::path> stage_set(const store::Root& root,
         return Error(ErrorCode::filesystem,
                      "the staged manifests do not read back: " + back.error().message);
     }
-    return stage;
+    return staged;
 }
 
 /// Sets in `root` other than `keep` and older than an hour: moved to the trash, then removed. A
@@ -135,7 +136,7 @@ void drop_old_sets(const store::Root& root, const std::vector<std::string>& keep
         }
         fs::path to = root.trash() / ("manifests-" + name + "-" + random_hex());
         if (::rename(it->path().c_str(), to.c_str()) == 0) {
-            store::remove_tree(to);
+            remove_tree(to);
         }
     }
 }
@@ -189,7 +190,8 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
         return out;
     }
     auto previous = read_current(req.root.dir);
-    fs::path stage = CUDAENV_TRY(stage_set(req.root, bundle, bytes, req.channel));
+    TempDir staged = CUDAENV_TRY(stage_set(req.root, bundle, bytes, req.channel));
+    const fs::path& stage = staged.path();
     failpoint::hit("update-staged");
 
     Sha256 h;
@@ -208,16 +210,13 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
         // files were written by a run that died; this run's are known good
         fs::path aside = req.root.trash() / ("manifests-" + rec.set + "-" + random_hex());
         if (::rename(dest.c_str(), aside.c_str()) != 0) {
-            store::remove_tree(stage);
             return Error(ErrorCode::filesystem,
                          "cannot move '" + dest.string() + "' aside: " + errno_text(errno));
         }
-        store::remove_tree(aside);
+        remove_tree(aside);
     }
-    if (auto published = store::publish_dir(stage, dest); !published) {
-        store::remove_tree(stage);
-        return std::move(published).error();
-    }
+    CUDAENV_TRY(store::publish_dir(stage, dest));
+    staged.release();
     failpoint::hit("update-published");
     auto dir = CUDAENV_TRY(Contained::open(req.root.manifests(), false));
     CUDAENV_TRY(dir.write_file(k_current_record, current_to_text(rec)));

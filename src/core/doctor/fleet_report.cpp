@@ -172,15 +172,13 @@ Result<FleetReport> read_fleet_reports(const std::filesystem::path& dir) {
         return Error(ErrorCode::filesystem,
                      "cannot read '" + dir.string() + "': " + errno_text(errno));
     }
-    int listing = ::dup(dfd.get());
-    DIR* d = listing >= 0 ? ::fdopendir(listing) : nullptr;
+    Fd listing(::dup(dfd.get()));
+    DIR* d = listing.valid() ? ::fdopendir(listing.get()) : nullptr;
     if (!d) {
-        if (listing >= 0) {
-            ::close(listing);
-        }
         return Error(ErrorCode::filesystem,
                      "cannot list '" + dir.string() + "': " + errno_text(errno));
     }
+    listing.release(); // the DIR owns it now: closedir closes it
     std::vector<std::string> names;
     FleetReport out;
     while (auto* e = ::readdir(d)) {

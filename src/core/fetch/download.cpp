@@ -453,29 +453,28 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
 
         // O_NONBLOCK: a FIFO planted here must not hang the open; only a plain file of its own
         // (not a hard link to another) is appended to
-        int fd = ::openat(partial.dir,
-                          partial.name.c_str(),
-                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-                          0644);
-        if (fd < 0) {
+        Fd fd(::openat(partial.dir,
+                       partial.name.c_str(),
+                       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                       0644));
+        if (!fd.valid()) {
             return Error(ErrorCode::filesystem,
                          "cannot write '" + partial.shown.string() + "': " + errno_text(errno));
         }
         if (struct stat pst{};
-            ::fstat(fd, &pst) != 0 || !S_ISREG(pst.st_mode) || pst.st_nlink != 1) {
-            ::close(fd);
+            ::fstat(fd.get(), &pst) != 0 || !S_ISREG(pst.st_mode) || pst.st_nlink != 1) {
             return Error(ErrorCode::unsafe_archive,
                          "refusing to write '" + partial.shown.string() +
                              "': not a plain file cudaenv made (a FIFO, a device or a hard link)")
                 .with_hint("remove it: cudaenv makes this file itself");
         }
-        ::fcntl(fd, F_SETFL, O_APPEND); // back to blocking writes (the access mode stays)
+        ::fcntl(fd.get(), F_SETFL, O_APPEND); // back to blocking writes (the access mode stays)
         CurlHandle curl;
         CurlList headers;
         char errbuf[CURL_ERROR_SIZE] = {0};
         Transfer t;
         t.curl = curl.h;
-        t.fd = fd;
+        t.fd = fd.get();
         t.hash = &hash;
         t.base = base;
         t.limit = limit;
@@ -500,7 +499,7 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
         // No fsync: a download is transient (deleted once extracted) and is re-hashed before any
         // use, so a power loss can only cost a re-download. The extracted tree is synced before
         // it is published. close() still reports a deferred write error.
-        int close_rc = ::close(fd);
+        int close_rc = fd.close();
         int close_errno = errno;
 
         if (t.abort == Abort::write_failed) {

@@ -109,7 +109,7 @@ Result<GcPlan> run_gc(const store::Root& root,
         if (item.kind == GcItem::Kind::version) {
             CUDAENV_TRY(store::sync_dir(root.versions()));
         }
-        store::remove_tree(moved);
+        remove_tree(moved);
         done.bytes += item.bytes;
         done.items.push_back(item);
     }

@@ -234,7 +234,8 @@ Status run_job(const store::Root& root,
         ~Release() { now(); }
     } release{extract_slots};
 
-    auto stage = CUDAENV_TRY(root.make_stage(j.entry));
+    TempDir staged = CUDAENV_TRY(root.make_stage(j.entry));
+    const fs::path& stage = staged.path();
     auto x = j.archive.runfile
                  ? extract_runfile(req.dest,
                                    basename_of(j.url),
@@ -247,7 +248,6 @@ Status run_job(const store::Root& root,
     // may start decoding meanwhile.
     release.now();
     if (!x) {
-        store::remove_tree(stage);
         std::error_code ec;
         if (x.error().code == ErrorCode::unsafe_archive || x.error().code == ErrorCode::integrity) {
             // the pinned sha256 matched, but the bytes cannot be installed (a hostile archive, a
@@ -257,15 +257,10 @@ Status run_job(const store::Root& root,
         return std::move(x).error();
     }
     CUDAENV_TRY(store::write_store_record(stage, entry_record(j, *x)));
-    if (auto st = store::make_world_readable(stage); !st) {
-        store::remove_tree(stage);
-        return std::move(st).error();
-    }
-    if (auto st = store::sync_tree(stage); !st) {
-        store::remove_tree(stage);
-        return std::move(st).error();
-    }
+    CUDAENV_TRY(store::make_world_readable(stage));
+    CUDAENV_TRY(store::sync_tree(stage));
     CUDAENV_TRY(store::publish_dir(stage, root.store() / j.entry));
+    staged.release();
     std::error_code ec;
     fs::remove(req.dest, ec); // extracted: the archive is no longer needed
     emit(Event::Kind::done, got->bytes, got->cached);
@@ -453,10 +448,10 @@ Result<Outcome> install(const store::Root& root,
                            j.cudnn,
                            j.archive.runfile.has_value()});
     }
-    auto stage = CUDAENV_TRY(root.make_stage(out.version));
+    TempDir staged = CUDAENV_TRY(root.make_stage(out.version));
+    const fs::path& stage = staged.path();
     auto composed = compose_version(stage, res, entries, o.check_libraries);
     if (!composed) {
-        store::remove_tree(stage);
         return std::move(composed).error().with_context("installing " + out.version);
     }
     failpoint::hit("publish-before");
@@ -465,19 +460,15 @@ Result<Outcome> install(const store::Root& root,
     if (fs::exists(fs::symlink_status(dest, ec))) {
         // A fuller composition replaces the old one in one step: swap, then drop the old.
         if (::renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
-            int err = errno;
-            store::remove_tree(stage);
             return Error(ErrorCode::filesystem,
-                         "cannot replace '" + dest.string() + "': " + errno_text(err));
+                         "cannot replace '" + dest.string() + "': " + errno_text(errno));
         }
         CUDAENV_TRY(store::sync_dir(root.versions()));
-        store::remove_tree(stage); // now holds the old composition
+        remove_tree(stage); // now holds the old composition
+        staged.release();
     } else {
-        auto st = store::publish_dir(stage, dest);
-        if (!st) {
-            store::remove_tree(stage);
-            return std::move(st).error();
-        }
+        CUDAENV_TRY(store::publish_dir(stage, dest));
+        staged.release();
     }
     failpoint::hit("publish-after");
     out.prefix = dest;
@@ -526,7 +517,7 @@ Result<Removed> uninstall(const store::Root& root,
                      "cannot move '" + version + "' aside: " + errno_text(errno));
     }
     CUDAENV_TRY(store::sync_dir(root.versions()));
-    store::remove_tree(moved);
+    remove_tree(moved);
     out.changed = true;
     // Store entries no remaining version uses go too.
     std::set<std::string> used;
@@ -544,7 +535,7 @@ Result<Removed> uninstall(const store::Root& root,
         if (!used.count(name)) {
             fs::path gone = root.trash() / ("gc-" + name);
             if (::rename(it->path().c_str(), gone.c_str()) == 0) {
-                store::remove_tree(gone);
+                remove_tree(gone);
                 out.store_entries_removed.push_back(name);
             }
         }

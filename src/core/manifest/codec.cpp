@@ -14,12 +14,6 @@ namespace cudaenv::manifest {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-bool is_sha256_hex(std::string_view s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
 bool is_safe_relative_path(std::string_view s) {
     if (s.empty() || s.front() == '/') {
         return false;

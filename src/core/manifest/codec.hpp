@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../sha256.hpp"
 #include "model.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -64,8 +65,7 @@ nlohmann::ordered_json indexes_to_json(const std::vector<PinnedIndex>& indexes);
 nlohmann::ordered_json profiles_to_json(const std::vector<Profile>& profiles);
 nlohmann::ordered_json to_json(const Rules& r);
 
-/// True for 64 lowercase hex digits.
-bool is_sha256_hex(std::string_view s);
+using cudaenv::is_sha256_hex; // sha256.hpp
 
 /// True for a relative path whose segments are plain names: only letters, digits and "._+~-",
 /// no empty, "." or ".." segment. Everything a URL or a server could decode into a separator or

@@ -384,7 +384,7 @@ std::vector<CudaRelease> cuda_runfile_releases(const Facts& f, GenerateReport& r
         const json runfiles = entry.value("runfiles", json::object());
         for (const auto& [key, run] : runfiles.items()) {
             std::string platform = platform_from_spack(key);
-            if (platform.empty() || !manifest::is_sha256_hex(str(run, "sha256"))) {
+            if (platform.empty() || !is_sha256_hex(str(run, "sha256"))) {
                 continue;
             }
             Artifact a;

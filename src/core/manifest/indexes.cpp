@@ -2,16 +2,14 @@
 
 #include "../fs.hpp"
 #include "../sha256.hpp"
+#include "../store/records.hpp"
 #include "nvidia_redist.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 namespace cudaenv::manifest {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -23,19 +21,22 @@ std::string file_of(const std::string& product, const std::string& version) {
     return product + "/redistrib_" + version + ".json";
 }
 
-Result<json> read_record(const fs::path& root) {
-    auto path = trusted_dir(root) / "trusted.json";
+fs::path record_path(const fs::path& root) {
+    return trusted_dir(root) / "trusted.json";
+}
+
+Result<store::TrustedIndexes> read_record(const fs::path& root) {
+    auto path = record_path(root);
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-        return json::object();
+        return store::TrustedIndexes{};
     }
     auto text = CUDAENV_TRY(read_text_file(path));
-    auto doc = json::parse(text, nullptr, false);
-    if (!doc.is_object()) {
-        return Error(ErrorCode::integrity, "'" + path.string() + "' is damaged")
-            .with_hint("remove it and install the unpinned releases again");
+    auto r = store::decode_trusted_indexes(text, "'" + path.string() + "'");
+    if (!r) {
+        return std::move(r).error().with_hint("remove it and install the unpinned releases again");
     }
-    return doc;
+    return r;
 }
 
 /// `rel` in its place in an ascending release list, replacing one of the same version.
@@ -77,18 +78,7 @@ Result<Catalog> with_index(const Catalog& cat,
 }
 
 Result<std::vector<TrustedIndex>> load_trusted(const fs::path& root) {
-    auto doc = CUDAENV_TRY(read_record(root));
-    std::vector<TrustedIndex> out;
-    for (const auto& [key, entry] : doc.items()) {
-        auto slash = key.find('/');
-        if (slash == std::string::npos || !entry.is_object() || !entry.contains("sha256")) {
-            continue;
-        }
-        TrustedIndex t{
-            key.substr(0, slash), key.substr(slash + 1), entry["sha256"].get<std::string>()};
-        out.push_back(std::move(t));
-    }
-    return out;
+    return CUDAENV_TRY(read_record(root)).indexes;
 }
 
 Result<Catalog> with_trusted(const Catalog& cat, const fs::path& root) {
@@ -111,25 +101,25 @@ Status record_trusted(const fs::path& root,
                       const std::string& product,
                       const std::string& version,
                       const std::string& text) {
-    auto doc = CUDAENV_TRY(read_record(root));
-    std::string key = product + "/" + version;
+    auto record = CUDAENV_TRY(read_record(root));
     std::string sha = sha256_hex(text);
-    if (auto it = doc.find(key); it != doc.end() && it->is_object()) {
-        std::string had = it->value("sha256", "");
-        if (had == sha) {
+    auto same = [&](const TrustedIndex& t) { return t.product == product && t.version == version; };
+    if (auto it = std::find_if(record.indexes.begin(), record.indexes.end(), same);
+        it != record.indexes.end()) {
+        if (it->sha256 == sha) {
             return Ok{};
         }
         return Error(ErrorCode::integrity,
                      "NVIDIA's index for " + product + " " + version + " now has sha256 " + sha +
-                         ", but this root trusted " + had + " for it before")
+                         ", but this root trusted " + it->sha256 + " for it before")
             .with_hint("an index must not change under an installed release; if NVIDIA really "
                        "republished it, remove its entry from " +
-                       (trusted_dir(root) / "trusted.json").string());
+                       record_path(root).string());
     }
     CUDAENV_TRY(make_dirs(trusted_dir(root) / product));
     CUDAENV_TRY(write_file_atomic(trusted_dir(root) / file_of(product, version), text));
-    doc[key] = {{"sha256", sha}};
-    return write_file_atomic(trusted_dir(root) / "trusted.json", doc.dump(2) + "\n");
+    record.indexes.push_back({product, version, sha});
+    return write_file_atomic(record_path(root), store::encode(record));
 }
 
 } // namespace cudaenv::manifest

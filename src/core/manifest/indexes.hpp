@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../store/records.hpp"
 #include "model.hpp"
 
 #include <filesystem>
@@ -28,11 +29,7 @@ Result<Catalog> with_index(const Catalog& cat,
                            const std::string& text,
                            const Artifact& index);
 
-struct TrustedIndex {
-    std::string product; ///< cuda, cudnn
-    std::string version; ///< the file's: redistrib_<version>.json
-    std::string sha256;
-};
+using store::TrustedIndex; // indexes/trusted.json's entries (store/records.hpp)
 
 /// The indexes this root trusted without a pin, each re-read and checked against its record.
 Result<std::vector<TrustedIndex>> load_trusted(const std::filesystem::path& root);

@@ -4,9 +4,8 @@
 #include "../manifest/codec.hpp"
 #include "../sha256.hpp"
 #include "../store/lock.hpp"
+#include "../store/records.hpp"
 #include "../store/root.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -76,27 +75,14 @@ Result<std::map<std::string, File>> read_record(const Contained& base, bool requ
                      "'" + dir.string() + "' is not a cudaenv mirror: " + text.error().message)
             .with_hint("cudaenv mirror SPEC --to " + dir.string());
     }
-    auto bad = [&](const std::string& why) {
-        return Error(ErrorCode::integrity,
-                     "the mirror's record '" + (dir / k_record).string() + "' is damaged: " + why)
-            .with_hint("run `cudaenv mirror SPEC... --to " + dir.string() +
-                       "` again: it re-hashes every file and writes the record");
-    };
-    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != "cudaenv.mirror/1" ||
-        !doc.contains("files") || !doc["files"].is_array()) {
-        return bad("not a cudaenv.mirror/1 document");
+    auto record = store::decode_mirror_record(*text, "'" + (dir / k_record).string() + "'");
+    if (!record) {
+        return std::move(record).error().with_hint(
+            "run `cudaenv mirror SPEC... --to " + dir.string() +
+            "` again: it re-hashes every file and writes the record");
     }
-    for (const auto& e : doc["files"]) {
-        if (!e.is_object() || !e.contains("path") || !e["path"].is_string() ||
-            !e.contains("sha256") || !e["sha256"].is_string() || !e.contains("size") ||
-            !e["size"].is_number_unsigned()) {
-            return bad("an entry lacks path, sha256 or size");
-        }
-        File f{e["path"].get<std::string>(),
-               e["sha256"].get<std::string>(),
-               e["size"].get<std::uint64_t>(),
-               e.value("what", "")};
+    for (auto& m : record->files) {
+        File f{std::move(m.path), std::move(m.sha256), m.size, std::move(m.what)};
         CUDAENV_TRY(check_path(f));
         out[f.path] = f;
     }
@@ -104,13 +90,11 @@ Result<std::map<std::string, File>> read_record(const Contained& base, bool requ
 }
 
 Status write_record(const Contained& base, const std::map<std::string, File>& files) {
-    nlohmann::json arr = nlohmann::json::array();
+    store::MirrorRecord record;
     for (const auto& [path, f] : files) {
-        arr.push_back(
-            {{"path", path}, {"sha256", f.sha256}, {"size", f.size.value_or(0)}, {"what", f.what}});
+        record.files.push_back({path, f.sha256, f.size.value_or(0), f.what});
     }
-    nlohmann::json doc{{"schema", "cudaenv.mirror/1"}, {"files", arr}};
-    return base.write_file(k_record, doc.dump(1) + "\n", 0644);
+    return base.write_file(k_record, store::encode(record), 0644);
 }
 
 /// The file at `f.path` below the base is the one wanted (a regular file of the right size and

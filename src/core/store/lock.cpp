@@ -21,12 +21,6 @@
 
 namespace cudaenv::store {
 
-Lock::~Lock() {
-    if (m_fd >= 0) {
-        ::close(m_fd);
-    }
-}
-
 std::string lock_holder(const std::filesystem::path& path) {
     struct stat st {};
 
@@ -70,22 +64,21 @@ Result<Lock> Lock::acquire(const std::filesystem::path& dir, std::chrono::millis
     int replaced = 0;
     while (true) {
         // a root reached through a symlink is fine (S8): the lock is on the directory it names
-        int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
+        Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!fd.valid()) {
             return Error(ErrorCode::filesystem,
                          "cannot open '" + dir.string() + "' to lock it: " + errno_text(errno));
         }
         failpoint::hit("lock-opened");
-        while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
             if (errno != EWOULDBLOCK && errno != EINTR) {
                 int err = errno;
-                ::close(fd);
                 return Error(ErrorCode::filesystem,
                              "cannot lock '" + dir.string() + "': " + errno_text(err));
             }
             if (std::chrono::steady_clock::now() >= deadline) {
                 std::string holder = lock_holder(dir);
-                ::close(fd);
+                fd.reset(-1);
                 return Error(ErrorCode::lock_timeout,
                              "another cudaenv" +
                                  (holder.empty() ? std::string() : " (" + holder + ")") +
@@ -102,12 +95,12 @@ Result<Lock> Lock::acquire(const std::filesystem::path& dir, std::chrono::millis
         struct stat held {
         }, now{};
 
-        if (::fstat(fd, &held) == 0 && ::stat(dir.c_str(), &now) == 0 &&
+        if (::fstat(fd.get(), &held) == 0 && ::stat(dir.c_str(), &now) == 0 &&
             held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
             failpoint::hit("lock-acquired");
-            return Lock(fd);
+            return Lock(std::move(fd));
         }
-        ::close(fd);
+        fd.reset(-1);
         if (++replaced > 100) {
             return Error(ErrorCode::lock_timeout,
                          "'" + dir.string() + "' kept changing while cudaenv tried to lock it")

@@ -9,9 +9,11 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../fs.hpp"
 
 #include <chrono>
 #include <filesystem>
+#include <utility>
 
 namespace cudaenv::store {
 
@@ -22,19 +24,19 @@ class Lock {
     static Result<Lock> acquire(const std::filesystem::path& dir,
                                 std::chrono::milliseconds timeout);
 
-    Lock(Lock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+    Lock(Lock&& other) noexcept = default;
 
     Lock& operator=(Lock&&) = delete;
     Lock(const Lock&) = delete;
     Lock& operator=(const Lock&) = delete;
 
     /// Releases the lock (closing the descriptor).
-    ~Lock();
+    ~Lock() = default;
 
   private:
-    explicit Lock(int fd) : m_fd(fd) {}
+    explicit Lock(Fd fd) : m_fd(std::move(fd)) {}
 
-    int m_fd;
+    Fd m_fd;
 };
 
 /// "PID 1234 (cudaenv install tf-2.13)" for the process holding a flock on `path`, if any.

@@ -1,11 +1,13 @@
 #include "records.hpp"
 
 #include "../fs.hpp"
+#include "../sha256.hpp"
 #include "root.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 namespace cudaenv::store {
@@ -244,6 +246,83 @@ Result<PinRecord> decode_pin_record(std::string_view text, const std::string& or
         return Error(ErrorCode::integrity, origin + ": 'dir' is not an absolute path");
     }
     return r;
+}
+
+Result<TrustedIndexes> decode_trusted_indexes(std::string_view text, const std::string& origin) {
+    auto raw = json::parse(text, nullptr, false);
+    // before the schema: the entries alone, keyed "<product>/<version>"
+    bool legacy = raw.is_object() && !raw.contains("schema");
+    json j = legacy ? json{{"indexes", std::move(raw)}}
+                    : CUDAENV_TRY(open_document(text, origin, k_trusted_schema));
+    auto it = j.find("indexes");
+    if (it == j.end() || !it->is_object()) {
+        return Error(ErrorCode::integrity, origin + " has no 'indexes' object");
+    }
+    TrustedIndexes r;
+    for (const auto& [key, entry] : it->items()) {
+        auto slash = key.find('/');
+        TrustedIndex t;
+        t.product = key.substr(0, slash);
+        t.version = slash == std::string::npos ? std::string() : key.substr(slash + 1);
+        // the version names a file: a plain name, never a path
+        bool plain = !t.version.empty() && t.version.front() != '.' &&
+                     std::all_of(t.version.begin(), t.version.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                                c == '_' || c == '-';
+                     });
+        if ((t.product != "cuda" && t.product != "cudnn") || !plain) {
+            return Error(ErrorCode::integrity,
+                         origin + " has an index '" + printable(key) +
+                             "' that is not <cuda|cudnn>/<version>");
+        }
+        if (!entry.is_object()) {
+            return Error(ErrorCode::integrity,
+                         origin + " has an index '" + key + "' that is not an object");
+        }
+        t.sha256 = CUDAENV_TRY(Fields(entry, origin, "indexes." + key + ".").string("sha256"));
+        if (!is_sha256_hex(t.sha256)) {
+            return Error(ErrorCode::integrity,
+                         origin + " has an 'indexes." + key + ".sha256' that is not a SHA-256");
+        }
+        r.indexes.push_back(std::move(t));
+    }
+    return r;
+}
+
+std::string encode(const TrustedIndexes& r) {
+    json indexes = json::object();
+    for (const auto& t : r.indexes) {
+        indexes[t.product + "/" + t.version] = {{"sha256", t.sha256}};
+    }
+    return json{{"schema", k_trusted_schema}, {"indexes", indexes}}.dump(2) + "\n";
+}
+
+Result<MirrorRecord> decode_mirror_record(std::string_view text, const std::string& origin) {
+    json j = CUDAENV_TRY(open_document(text, origin, k_mirror_schema));
+    MirrorRecord r;
+    for (const auto& e : *CUDAENV_TRY(Fields(j, origin).array("files"))) {
+        if (!e.is_object()) {
+            return Error(ErrorCode::integrity,
+                         origin + " has a 'files' entry that is not an object");
+        }
+        Fields f(e, origin, "files[].");
+        MirrorFile m;
+        m.path = CUDAENV_TRY(f.string("path"));
+        m.sha256 = CUDAENV_TRY(f.string("sha256"));
+        m.size = CUDAENV_TRY(f.count("size"));
+        m.what = CUDAENV_TRY(f.opt_string("what")).value_or("");
+        r.files.push_back(std::move(m));
+    }
+    return r;
+}
+
+std::string encode(const MirrorRecord& r) {
+    json files = json::array();
+    for (const auto& f : r.files) {
+        files.push_back(
+            {{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}, {"what", f.what}});
+    }
+    return json{{"schema", k_mirror_schema}, {"files", files}}.dump(1) + "\n";
 }
 
 std::string encode(const PinRecord& r) {

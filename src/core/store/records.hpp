@@ -2,6 +2,9 @@
 //   store/<entry>/.cudaenv-complete.json     StoreRecord    schema cudaenv.store/1
 //   versions/<name>/.cudaenv-version.json    VersionRecord  schema cudaenv.version/1
 //   state.json                               State          schema cudaenv.state/1 (state.hpp)
+//   pins/<hash>.json                         PinRecord      schema cudaenv.pin/1
+//   indexes/trusted.json                     TrustedIndexes schema cudaenv.trusted/1
+//   <mirror>/.cudaenv-mirror.json            MirrorRecord   schema cudaenv.mirror/1
 // Every reader checks the schema first: another schema (a newer cudaenv wrote it), a missing
 // field, a field of the wrong type or text that is not JSON is an integrity error (exit 4) that
 // names the file and the field, never a default that silently changes what cudaenv does.
@@ -22,6 +25,8 @@ inline constexpr const char* k_store_schema = "cudaenv.store/1";
 inline constexpr const char* k_version_schema = "cudaenv.version/1";
 inline constexpr const char* k_state_schema = "cudaenv.state/1";
 inline constexpr const char* k_pin_schema = "cudaenv.pin/1";
+inline constexpr const char* k_trusted_schema = "cudaenv.trusted/1";
+inline constexpr const char* k_mirror_schema = "cudaenv.mirror/1";
 
 /// One entry of an extracted archive, relative to its top directory.
 struct FileRecord {
@@ -92,6 +97,41 @@ struct PinRecord {
 
 Result<PinRecord> decode_pin_record(std::string_view text, const std::string& origin);
 std::string encode(const PinRecord& r);
+
+/// An NVIDIA index trusted without a pin (--allow-unpinned); its file is
+/// indexes/<product>/redistrib_<version>.json.
+struct TrustedIndex {
+    std::string product; ///< cuda, cudnn
+    std::string version; ///< the file's: redistrib_<version>.json (letters, digits, ".", "_", "-")
+    std::string sha256;
+};
+
+/// indexes/trusted.json: every index the root trusted without a pin, by "<product>/<version>".
+/// Before the schema it was that object alone (`{"cuda/12.9.1": {"sha256": ...}}`), which is
+/// read as the same record.
+struct TrustedIndexes {
+    std::vector<TrustedIndex> indexes; ///< sorted by product, then version; each once
+};
+
+Result<TrustedIndexes> decode_trusted_indexes(std::string_view text, const std::string& origin);
+std::string encode(const TrustedIndexes& r);
+
+/// One file of a mirror, relative to its base.
+struct MirrorFile {
+    std::string path; ///< "cuda/redist/redistrib_11.8.0.json"
+    std::string sha256;
+    std::uint64_t size = 0;
+    std::string what; ///< "NVIDIA's CUDA 11.8.0 index"; may be empty
+};
+
+/// <mirror>/.cudaenv-mirror.json: what `cudaenv mirror` put there (the paths are checked by the
+/// mirror itself, which knows which names are its own).
+struct MirrorRecord {
+    std::vector<MirrorFile> files;
+};
+
+Result<MirrorRecord> decode_mirror_record(std::string_view text, const std::string& origin);
+std::string encode(const MirrorRecord& r);
 
 Result<StoreRecord> decode_store_record(std::string_view text, const std::string& origin);
 std::string encode(const StoreRecord& r);

@@ -1,6 +1,7 @@
 #include "root.hpp"
 
 #include "../fs.hpp"
+#include "../sha256.hpp"
 #include "state.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,24 +22,15 @@ namespace cudaenv::store {
 
 namespace fs = std::filesystem;
 
-void remove_tree(const fs::path& p) {
-    std::error_code ec;
-    // remove_all does not follow symlinks: a link is removed, not its target.
-    fs::remove_all(p, ec);
-}
-
 Status sync_dir(const fs::path& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
+    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) {
         return Error(ErrorCode::filesystem,
                      "cannot open '" + dir.string() + "': " + errno_text(errno));
     }
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) {
+    if (::fsync(fd.get()) != 0) {
         return Error(ErrorCode::filesystem,
-                     "cannot sync '" + dir.string() + "': " + errno_text(err));
+                     "cannot sync '" + dir.string() + "': " + errno_text(errno));
     }
     return Ok{};
 }
@@ -57,16 +49,11 @@ Status sync_tree(const fs::path& dir) {
         if (fs::is_directory(st)) {
             dirs.push_back(it->path());
         } else if (fs::is_regular_file(st)) {
-            int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-            if (fd < 0 || ::fsync(fd) != 0) {
-                int err = errno;
-                if (fd >= 0) {
-                    ::close(fd);
-                }
+            Fd fd(::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+            if (!fd.valid() || ::fsync(fd.get()) != 0) {
                 return Error(ErrorCode::filesystem,
-                             "cannot sync '" + it->path().string() + "': " + errno_text(err));
+                             "cannot sync '" + it->path().string() + "': " + errno_text(errno));
             }
-            ::close(fd);
         }
     }
     if (ec) {
@@ -145,12 +132,6 @@ Status Root::prepare() const {
 
 namespace {
 
-bool is_sha256_name(std::string_view s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
 /// Downloads a killed run left: a verified one whose archive is already in the store (the run
 /// died after extracting, before deleting it), and any download or partial one untouched for
 /// k_stale (a resume that never came). Only names cudaenv gives downloads are considered.
@@ -170,7 +151,7 @@ void sweep_downloads(const Root& root) {
         bool partial = name.size() == 72 && name.ends_with(".partial");
         std::string sha = partial ? name.substr(0, 64) : name;
         std::error_code fec;
-        if (!is_sha256_name(sha) || !it->is_regular_file(fec) || it->is_symlink(fec)) {
+        if (!is_sha256_hex(sha) || !it->is_regular_file(fec) || it->is_symlink(fec)) {
             continue;
         }
         auto age = now - it->last_write_time(fec);
@@ -209,14 +190,8 @@ void Root::sweep() const {
     }
 }
 
-Result<fs::path> Root::make_stage(const std::string& hint) const {
-    std::string tmpl = (staging() / (hint + "-XXXXXX")).string();
-    if (!::mkdtemp(tmpl.data())) {
-        return Error(ErrorCode::filesystem,
-                     "cannot create a staging directory in '" + staging().string() +
-                         "': " + errno_text(errno));
-    }
-    return fs::path(tmpl);
+Result<TempDir> Root::make_stage(const std::string& hint) const {
+    return TempDir::make(staging(), hint);
 }
 
 std::vector<fs::path> Root::version_dirs() const {

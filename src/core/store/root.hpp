@@ -17,6 +17,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../fs.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -71,8 +72,8 @@ struct Root {
     /// two weeks).
     void sweep() const;
 
-    /// A new private (0700) directory under .staging/.
-    Result<std::filesystem::path> make_stage(const std::string& hint) const;
+    /// A new private (0700) directory under .staging/, removed unless published (released).
+    Result<TempDir> make_stage(const std::string& hint) const;
 };
 
 /// Installed versions (those with a record) of the root and its upstreams, sorted by name, each
@@ -96,9 +97,6 @@ struct GlobalChoice {
 };
 
 Result<GlobalChoice> effective_global(const Root& root);
-
-/// Removes a directory tree without following symlinks; errors are ignored (best effort).
-void remove_tree(const std::filesystem::path& p);
 
 /// fsync of a directory (after a rename in it). Errors are returned.
 Status sync_dir(const std::filesystem::path& dir);

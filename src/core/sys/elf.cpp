@@ -1,5 +1,7 @@
 #include "elf.hpp"
 
+#include "../fs.hpp"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,14 +19,8 @@ class ElfFile {
         : m_fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)) {
         struct stat st {};
 
-        if (m_fd >= 0 && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (m_fd.valid() && ::fstat(m_fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
             m_size = static_cast<std::uint64_t>(st.st_size);
-        }
-    }
-
-    ~ElfFile() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
         }
     }
 
@@ -33,17 +29,17 @@ class ElfFile {
 
     /// Exactly `len` bytes at `off`, or false.
     bool read(std::uint64_t off, void* out, std::size_t len) const {
-        if (m_fd < 0 || off > m_size || len > m_size - off) {
+        if (!m_fd.valid() || off > m_size || len > m_size - off) {
             return false;
         }
-        auto n = ::pread(m_fd, out, len, static_cast<off_t>(off));
+        auto n = ::pread(m_fd.get(), out, len, static_cast<off_t>(off));
         return n >= 0 && static_cast<std::size_t>(n) == len;
     }
 
     std::uint64_t size() const { return m_size; }
 
   private:
-    int m_fd;
+    Fd m_fd;
     std::uint64_t m_size = 0;
 };
 

@@ -38,30 +38,28 @@ Result<ProcessResult> run_process(const std::vector<std::string>& args,
         }
         envp.push_back(nullptr);
     }
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
+    // The parent's ends live in Fds: every path out of here closes them.
+    int raw_out[2], raw_err[2];
+    if (::pipe2(raw_out, O_CLOEXEC) != 0) {
         return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
     }
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-        int e = errno;
-        ::close(out[0]);
-        ::close(out[1]);
-        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(e));
+    Fd out_read(raw_out[0]), out_write(raw_out[1]);
+    if (::pipe2(raw_err, O_CLOEXEC) != 0) {
+        return Error(ErrorCode::filesystem, "cannot create a pipe: " + errno_text(errno));
     }
+    Fd err_read(raw_err[0]), err_write(raw_err[1]);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, out_write.get(), 1);
+    posix_spawn_file_actions_adddup2(&fa, err_write.get(), 2);
     pid_t pid = 0;
     int rc = ::posix_spawn(
         &pid, argv[0], &fa, nullptr, argv.data(), options.env ? envp.data() : environ);
     posix_spawn_file_actions_destroy(&fa);
-    ::close(out[1]);
-    ::close(err[1]);
+    out_write.reset(-1); // the child holds the write ends now: EOF comes when it exits
+    err_write.reset(-1);
     if (rc != 0) {
-        ::close(out[0]);
-        ::close(err[0]);
         return Error(ErrorCode::filesystem, "cannot run '" + args[0] + "': " + errno_text(rc));
     }
     ProcessResult r;
@@ -71,7 +69,8 @@ Result<ProcessResult> run_process(const std::vector<std::string>& args,
             deadline - std::chrono::steady_clock::now());
         return static_cast<int>(std::max<long long>(0, left.count()));
     };
-    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    Fd* ends[2] = {&out_read, &err_read};
+    struct pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};
     int open_fds = 2;
     char buf[8192];
     while (open_fds > 0) {
@@ -90,7 +89,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& args,
                     continue;
                 }
                 if (n <= 0) {
-                    ::close(fds[i].fd);
+                    ends[i]->reset(-1);
                     fds[i].fd = -1;
                     --open_fds;
                     continue;
@@ -102,11 +101,8 @@ Result<ProcessResult> run_process(const std::vector<std::string>& args,
             }
         }
     }
-    for (auto& f : fds) {
-        if (f.fd >= 0) {
-            ::close(f.fd);
-        }
-    }
+    out_read.reset(-1);
+    err_read.reset(-1);
     // Its pipes are closed (or the deadline passed); wait for the exit itself, up to the deadline.
     int status = 0;
     pid_t done = 0;

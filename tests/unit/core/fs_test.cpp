@@ -281,3 +281,75 @@ TEST(Contained, WritesMakeFoldersOpenToAllAndReplaceALinkAtTheFileItself) {
     ASSERT_TRUE(fd);
     EXPECT_EQ(*read_text_fd(fd->get(), "file"), "two");
 }
+
+TEST(TempDirTest, ItsTreeGoesWithItOnEveryPathOutUnlessReleased) {
+    test::TempDir t;
+    fs::path made;
+    {
+        auto d = TempDir::make(t.path(), "stage");
+        ASSERT_TRUE(d) << d.error().message;
+        made = d->path();
+        EXPECT_EQ(made.parent_path(), t.path());
+        EXPECT_EQ(made.filename().string().rfind("stage-", 0), 0u);
+        EXPECT_EQ(fs::status(made).permissions() & fs::perms::all, fs::perms(0700));
+        std::ofstream(made / "file") << "x";
+        fs::create_directories(made / "a" / "b");
+        // a link inside is removed, never followed
+        fs::create_directory(t.path() / "outside");
+        std::ofstream(t.path() / "outside" / "kept") << "y";
+        fs::create_directory_symlink(t.path() / "outside", made / "a" / "link");
+        TempDir moved = std::move(d).value();
+        EXPECT_EQ(moved.path(), made);
+    }
+    EXPECT_FALSE(fs::exists(fs::symlink_status(made)));
+    EXPECT_TRUE(fs::exists(t.path() / "outside" / "kept"));
+
+    auto kept = TempDir::make(t.path(), "published");
+    ASSERT_TRUE(kept);
+    fs::path published = t.path() / "final";
+    ASSERT_EQ(::rename(kept->path().c_str(), published.c_str()), 0);
+    fs::path was = kept->path();
+    kept->release();
+    EXPECT_TRUE(kept->path().empty());
+    kept = TempDir::make(t.path(), "again"); // assignment removes the one it held, if any
+    ASSERT_TRUE(kept);
+    fs::path again = kept->path();
+    *kept = std::move(TempDir::make(t.path(), "third")).value();
+    EXPECT_FALSE(fs::exists(again));
+    EXPECT_TRUE(fs::exists(published));
+    EXPECT_FALSE(fs::exists(was));
+}
+
+TEST(TempDirTest, AParentThatIsNotThereIsAFilesystemErrorNamingIt) {
+    test::TempDir t;
+    auto d = TempDir::make(t.path() / "missing", "stage");
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().code, ErrorCode::filesystem);
+    EXPECT_NE(d.error().message.find((t.path() / "missing").string()), std::string::npos);
+}
+
+TEST(FdTest, ClosesOnceWhenItGoesAndHandsOverOnMoveOrRelease) {
+    test::TempDir t;
+    auto p = t.write("f", "data");
+    int raw = -1;
+    {
+        Fd a(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+        ASSERT_TRUE(a.valid());
+        raw = a.get();
+        Fd b = std::move(a);
+        EXPECT_FALSE(a.valid());
+        EXPECT_EQ(b.get(), raw);
+        EXPECT_NE(::fcntl(raw, F_GETFD), -1);
+    }
+    EXPECT_EQ(::fcntl(raw, F_GETFD), -1); // closed when b went
+    EXPECT_EQ(errno, EBADF);
+
+    Fd c(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    int kept = c.release();
+    EXPECT_FALSE(c.valid());
+    EXPECT_NE(::fcntl(kept, F_GETFD), -1); // released: not closed
+    Fd d(kept);
+    EXPECT_EQ(d.close(), 0);
+    EXPECT_EQ(d.close(), 0); // a second close is nothing, not another close(2)
+    EXPECT_FALSE(d.valid());
+}

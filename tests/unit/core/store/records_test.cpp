@@ -176,3 +176,83 @@ TEST(Records, PinRecordRoundTripsAndReadsTheFirstFormat) {
         EXPECT_EQ(e.error().code, ErrorCode::integrity) << bad;
     }
 }
+
+// indexes/trusted.json through the codec: today's schema, the schema-less first format, and
+// entries that would name a file outside indexes/ or carry no hash.
+TEST(Records, TrustedIndexesRoundTripAndReadTheFirstFormat) {
+    std::string a(64, 'a'), b(64, 'b');
+    TrustedIndexes in{{{"cudnn", "9.1.1", b}, {"cuda", "12.9.1", a}}};
+    auto text = encode(in);
+    EXPECT_NE(text.find("\"schema\": \"cudaenv.trusted/1\""), std::string::npos) << text;
+    auto r = decode_trusted_indexes(text, "trusted");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->indexes.size(), 2u);
+    EXPECT_EQ(r->indexes[0].product, "cuda"); // sorted by key
+    EXPECT_EQ(r->indexes[0].version, "12.9.1");
+    EXPECT_EQ(r->indexes[0].sha256, a);
+    EXPECT_EQ(r->indexes[1].product, "cudnn");
+
+    auto legacy = decode_trusted_indexes(R"({"cuda/12.9.1": {"sha256": ")" + a + R"("}})", "t");
+    ASSERT_TRUE(legacy) << legacy.error().message;
+    ASSERT_EQ(legacy->indexes.size(), 1u);
+    EXPECT_EQ(legacy->indexes[0].version, "12.9.1");
+    auto empty = decode_trusted_indexes("{}", "t");
+    ASSERT_TRUE(empty);
+    EXPECT_TRUE(empty->indexes.empty());
+
+    std::string sha = "{\"sha256\": \"" + a + "\"}";
+    for (std::string bad : {std::string(R"({"cuda/../../etc": )") + sha + "}",
+                            std::string(R"({"cuda/.hidden": )") + sha + "}",
+                            std::string(R"({"tensorrt/10.0": )") + sha + "}",
+                            std::string(R"({"cuda": )") + sha + "}",
+                            std::string(R"({"cuda/12.9.1": {"sha256": "ABC"}})"),
+                            std::string(R"({"cuda/12.9.1": {}})"),
+                            std::string(R"({"cuda/12.9.1": "x"})"),
+                            std::string(R"({"schema": "cudaenv.trusted/2", "indexes": {}})"),
+                            std::string(R"({"schema": "cudaenv.trusted/1"})"),
+                            std::string("[]"),
+                            std::string("not json")}) {
+        auto e = decode_trusted_indexes(bad, "'trusted.json'");
+        ASSERT_FALSE(e) << bad;
+        EXPECT_EQ(e.error().code, ErrorCode::integrity) << bad;
+        EXPECT_EQ(e.error().message.rfind("'trusted.json'", 0), 0u) << e.error().message;
+    }
+}
+
+// <mirror>/.cudaenv-mirror.json through the codec: byte-identical round trip, and a damaged
+// entry named by its field.
+TEST(Records, MirrorRecordRoundTripsAndNamesTheBadField) {
+    MirrorRecord in{{{"cuda/redist/redistrib_11.8.0.json", std::string(64, 'c'), 4096, "index"},
+                     {"cudnn/x.tar.xz", std::string(64, 'd'), 7, ""}}};
+    auto text = encode(in);
+    auto r = decode_mirror_record(text, "rec");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->files.size(), 2u);
+    EXPECT_EQ(r->files[0].path, in.files[0].path);
+    EXPECT_EQ(r->files[0].size, 4096u);
+    EXPECT_EQ(r->files[0].what, "index");
+    EXPECT_EQ(encode(*r), text);
+
+    struct Case {
+        const char* text;
+        const char* names;
+    } cases[] = {
+        {R"({"schema": "cudaenv.mirror/1", "files": [{"sha256": "x", "size": 1}]})",
+         "'files[].path'"},
+        {R"({"schema": "cudaenv.mirror/1", "files": [{"path": "p", "sha256": "x", "size": -1}]})",
+         "'files[].size'"},
+        {R"({"schema": "cudaenv.mirror/1", "files": [{"path": "p", "size": 1}]})",
+         "'files[].sha256'"},
+        {R"({"schema": "cudaenv.mirror/1", "files": {}})", "'files'"},
+        {R"({"schema": "cudaenv.mirror/1", "files": [7]})", "'files'"},
+        {R"({"schema": "cudaenv.mirror/2", "files": []})", "cudaenv.mirror/2"},
+        {R"({"files": []})", "'schema'"},
+    };
+
+    for (const auto& c : cases) {
+        auto e = decode_mirror_record(c.text, "rec");
+        ASSERT_FALSE(e) << c.text;
+        EXPECT_EQ(e.error().code, ErrorCode::integrity) << c.text;
+        EXPECT_NE(e.error().message.find(c.names), std::string::npos) << e.error().message;
+    }
+}
