@@ -5,6 +5,7 @@
 #include "core/activate/shims.hpp"
 #include "core/install/install.hpp"
 #include "core/manifest/codec.hpp"
+#include "core/text.hpp"
 
 #include <unistd.h>
 
@@ -85,10 +86,7 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     auto prefix = root.version_dir(*sel->version);
     auto real = prefix / "bin" / tool;
     if (::access(real.c_str(), X_OK) != 0) {
-        std::string have;
-        for (const auto& v : install::versions_having(root, fs::path("bin") / tool)) {
-            have += (have.empty() ? "" : ", ") + v;
-        }
+        std::string have = join(install::versions_having(root, fs::path("bin") / tool));
         *ctx.err << "cudaenv: error: '" << tool << "' is not in " << *sel->version << " (set by "
                  << sel->origin_text() << ")\n"
                  << (have.empty() ? "help: no installed version has it\n"

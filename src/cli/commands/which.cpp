@@ -4,6 +4,7 @@
 #include "core/activate/environment.hpp"
 #include "core/install/install.hpp"
 #include "core/ops/doctor.hpp"
+#include "core/text.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -42,14 +43,6 @@ bool is_library(const std::string& name) {
            name.find('/') == std::string::npos;
 }
 
-std::string have_list(const std::vector<std::string>& versions) {
-    std::string have;
-    for (const auto& v : versions) {
-        have += (have.empty() ? "" : ", ") + v;
-    }
-    return have;
-}
-
 Error not_in(const activate::Selection& sel,
              const std::string& name,
              const std::vector<std::string>& have) {
@@ -57,7 +50,7 @@ Error not_in(const activate::Selection& sel,
                      "'" + name + "' is not in " + sel.version.value_or("system") + " (set by " +
                          sel.origin_text() + ")");
     return have.empty() ? std::move(err).with_hint("no installed version has it")
-                        : std::move(err).with_hint("it is in: " + have_list(have));
+                        : std::move(err).with_hint("it is in: " + join(have));
 }
 
 nlohmann::json pick_json(const doctor::LoaderPick& p) {
@@ -113,7 +106,7 @@ int run_which_library(const std::string& lib, const activate::Selection& sel, Co
             *ctx.out << "in cudaenv exec: the same (no cudaenv version is selected)\n";
         }
         if (!have.empty()) {
-            *ctx.out << "installed in:   " << have_list(have) << "\n";
+            *ctx.out << "installed in:   " << join(have) << "\n";
         }
     }
     return 0;

@@ -1,6 +1,7 @@
 #include "bundle.hpp"
 
 #include "../manifest/codec.hpp"
+#include "../text.hpp"
 #include "../version.hpp"
 
 #include <nlohmann/json.hpp>
@@ -130,16 +131,16 @@ check_signatures(const Envelope& env, const Trust& trust, std::string_view origi
                        " does not verify: the bundle was changed or cut short after "
                        "it was signed");
     }
-    std::string named, trusted;
+    std::vector<std::string> named, trusted;
     for (const auto& s : env.signatures) {
-        named += (named.empty() ? "" : ", ") + s.first;
+        named.push_back(s.first);
     }
     for (const auto& k : trust.keys) {
-        trusted += (trusted.empty() ? "" : ", ") + k.id();
+        trusted.push_back(k.id());
     }
     return bad(origin,
-               "signed by no key this machine trusts (signed by " + named +
-                   "; trusted: " + (trusted.empty() ? "none" : trusted) + ")")
+               "signed by no key this machine trusts (signed by " + join(named) +
+                   "; trusted: " + (trusted.empty() ? "none" : join(trusted)) + ")")
         .with_hint("a site's own signing key goes in /etc/cudaenv/keys/<name>.pub "
                    "(docs/channel.md)");
 }

@@ -1,5 +1,7 @@
 #include "diff.hpp"
 
+#include "../text.hpp"
+
 #include <map>
 #include <set>
 
@@ -77,14 +79,6 @@ void diff_by(const std::vector<T>& before,
     }
 }
 
-std::string join(const std::vector<std::string>& parts) {
-    std::string s;
-    for (const auto& p : parts) {
-        s += (s.empty() ? "" : "; ") + p;
-    }
-    return s;
-}
-
 std::string first_drivers(const manifest::GpuListing& g) {
     std::string s;
     for (const auto& [branch, v] : g.first_per_branch) {
@@ -129,7 +123,7 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
             if (hashes(b) != hashes(a)) {
                 d.push_back("its archives' checksums changed");
             }
-            return join(d);
+            return join(d, "; ");
         },
         out);
     diff_by(
@@ -147,7 +141,7 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
             if (cudnn_hashes(b) != cudnn_hashes(a)) {
                 d.push_back("its archives' checksums changed");
             }
-            return join(d);
+            return join(d, "; ");
         },
         out);
 

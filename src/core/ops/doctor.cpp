@@ -1,6 +1,7 @@
 // The doctor operation (doctor.hpp).
 #include "doctor.hpp"
 
+#include "../text.hpp"
 #include "core/install/compose.hpp"
 #include "core/suggest.hpp"
 
@@ -23,11 +24,7 @@ Status check_probe_ids(const std::vector<std::string>& only) {
         if (auto near = closest_match(id, ids)) {
             return std::move(e).with_hint("did you mean --only " + *near + "?");
         }
-        std::string all;
-        for (const auto& i : ids) {
-            all += (all.empty() ? "" : ", ") + i;
-        }
-        return std::move(e).with_hint("probes: " + all);
+        return std::move(e).with_hint("probes: " + join(ids));
     }
     return Ok{};
 }

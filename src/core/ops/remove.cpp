@@ -1,6 +1,7 @@
 // uninstall and gc (remove.hpp).
 #include "remove.hpp"
 
+#include "../text.hpp"
 #include "core/activate/project.hpp"
 #include "core/activate/selection.hpp"
 #include "core/ops/install.hpp"
@@ -19,10 +20,7 @@ Result<std::vector<UninstallTarget>> uninstall_targets(Session& session,
         auto v = activate::match_installed(root, cat->frameworks, spec);
         if (!v) {
             auto err = v.error();
-            std::string all;
-            for (const auto& i : store::installed_versions(root)) {
-                all += (all.empty() ? "" : ", ") + i;
-            }
+            std::string all = join(store::installed_versions(root));
             if (!all.empty()) {
                 err.hints = {"installed: " + all};
             }
