@@ -13,6 +13,7 @@
 #include "../manifest/model.hpp"
 #include "../store/root.hpp"
 #include "../sys/gpus.hpp"
+#include "../sys/ld_cache.hpp"
 #include "../sys/process.hpp"
 #include "../version.hpp"
 
@@ -117,7 +118,7 @@ struct ConfEntry {
     std::string file; ///< the conf file that lists it
 };
 
-using CacheEntry = activate::LdCacheEntry;
+using CacheEntry = sys::LdCacheEntry;
 
 class Host {
   public:

@@ -95,15 +95,15 @@ const std::vector<CacheEntry>& Host::ld_cache() {
         return *m_cache->ld_cache;
     }
     std::vector<CacheEntry> out;
-    activate::Machine m;
-    m.sysroot = m_config.sysroot;
-    m.ldconfig = m_config.ldconfig;
+    sys::Ldconfig ldconfig;
+    ldconfig.path = m_config.ldconfig;
+    ldconfig.sysroot = m_config.sysroot;
     if (!exists("/etc/ld.so.cache")) {
         m_cache->ld_cache_error = "there is no loader cache (/etc/ld.so.cache)";
-    } else if (auto text = activate::print_ld_cache(m); !text) {
+    } else if (auto text = sys::print_ld_cache(ldconfig); !text) {
         m_cache->ld_cache_error = text.error().message;
     } else {
-        out = activate::parse_ld_cache(*text);
+        out = sys::parse_ld_cache(*text);
     }
     return *(m_cache->ld_cache = std::move(out));
 }
