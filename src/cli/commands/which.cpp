@@ -2,6 +2,7 @@
 // (libcudnn.so.8), the file the loader picks now and the one it would pick inside `cudaenv exec`.
 #include "common.hpp"
 #include "core/activate/environment.hpp"
+#include "core/doctor/loader.hpp"
 #include "core/install/install.hpp"
 #include "core/ops/doctor.hpp"
 #include "core/text.hpp"
@@ -65,8 +66,9 @@ int run_which_library(const std::string& lib, const activate::Selection& sel, Co
         return report_error(ctx, hc.error(), "which");
     }
     auto have = install::versions_having(ctx.root(), fs::path("lib64") / lib);
-    doctor::Host now_host(*hc);
-    auto now = now_host.pick(lib);
+    // the loader's view alone: no facts, no manifests
+    doctor::Files now_files(*hc);
+    auto now = doctor::Loader(now_files).pick(lib);
     std::optional<doctor::LoaderPick> in_exec;
     if (sel.version) {
         auto env = ctx.env;
@@ -76,8 +78,8 @@ int run_which_library(const std::string& lib, const activate::Selection& sel, Co
         }
         auto exec_config = *hc;
         exec_config.env = env;
-        doctor::Host exec_host(exec_config);
-        in_exec = exec_host.pick(lib);
+        doctor::Files exec_files(exec_config);
+        in_exec = doctor::Loader(exec_files).pick(lib);
     }
     if (now.path.empty() && (!in_exec || in_exec->path.empty())) {
         return report_error(ctx, not_in(sel, lib, have), "which");

@@ -5,6 +5,7 @@
 #include "../store/lock.hpp"
 #include "../store/records.hpp"
 #include "../store/state.hpp"
+#include "../sys/ld_cache.hpp"
 #include "../sys/process.hpp"
 
 #include <fcntl.h>
@@ -79,35 +80,6 @@ LinkState read_link_state(const Machine& m, const store::Root& root) {
     return s;
 }
 
-std::vector<LdCacheEntry> parse_ld_cache(std::string_view text) {
-    std::vector<LdCacheEntry> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto end = text.find('\n', pos);
-        std::string_view line =
-            text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
-        pos = end == std::string_view::npos ? text.size() : end + 1;
-        auto arrow = line.find(" => ");
-        auto open = line.find(" (");
-        if (arrow == std::string_view::npos || open == std::string_view::npos || open > arrow) {
-            continue;
-        }
-        auto close = line.find(')', open);
-        auto start = line.find_first_not_of(" \t");
-        if (close == std::string_view::npos || close > arrow || start >= open) {
-            continue;
-        }
-        LdCacheEntry e{std::string(line.substr(start, open - start)),
-                       std::string(line.substr(open + 2, close - open - 2)),
-                       std::string(line.substr(arrow + 4))};
-        // this machine's word size only (x86-64, AArch64), not the 32-bit compat entries
-        if (e.path.starts_with("/") && e.flags.find("64") != std::string::npos) {
-            out.push_back(std::move(e));
-        }
-    }
-    return out;
-}
-
 /// Resolves `inside` (a path as the machine sees it) to a real path under the sysroot, following
 /// symlinks the way the machine would: an absolute target restarts at the sysroot. Empty when
 /// the links loop.
@@ -159,37 +131,9 @@ fs::path resolve_in_sysroot(const fs::path& sysroot, const fs::path& inside) {
 
 namespace {
 
-fs::path ldconfig_path(const Machine& m) {
-    if (!m.ldconfig.empty()) {
-        return m.ldconfig;
-    }
-    for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
-        if (::access(p, X_OK) == 0) {
-            return p;
-        }
-    }
-    return "/sbin/ldconfig";
-}
-
-/// Runs ldconfig (with -r for a sysroot) with a timeout, capturing its output.
+/// Runs ldconfig (with -r for a sysroot) with the machine's timeout, capturing its output.
 Result<sys::ProcessResult> run_ldconfig(const Machine& m, const std::vector<std::string>& extra) {
-    std::vector<std::string> args{ldconfig_path(m).string()};
-    if (!(m.sysroot == "/" || m.sysroot.empty())) {
-        args.push_back("-r");
-        args.push_back(m.sysroot.string());
-    }
-    args.insert(args.end(), extra.begin(), extra.end());
-    sys::ProcessOptions opts;
-    opts.timeout = m.ldconfig_timeout;
-    const auto& processes = m.processes ? *m.processes : sys::real_processes();
-    auto r = CUDAENV_TRY(processes.run(args, opts));
-    if (r.timed_out) {
-        return Error(ErrorCode::filesystem,
-                     "'" + args[0] + "' did not finish within " +
-                         std::to_string(m.ldconfig_timeout.count()) +
-                         " s (CUDAENV_LDCONFIG_TIMEOUT)");
-    }
-    return r;
+    return sys::run_ldconfig({m.ldconfig, m.sysroot, m.ldconfig_timeout, m.processes}, extra);
 }
 
 Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool has_cudnn) {
@@ -210,7 +154,7 @@ Status ldconfig_and_verify(const Machine& m, const fs::path& version_dir, bool h
         bool found = false;
         std::string first;
         std::set<std::string> seen; // the loader takes the first entry of each SONAME
-        for (const auto& [name, flags, path] : parse_ld_cache(cache.out)) {
+        for (const auto& [name, flags, path] : sys::parse_ld_cache(cache.out)) {
             if (name.rfind(lib, 0) != 0 || !seen.insert(name).second) {
                 continue;
             }
@@ -766,17 +710,6 @@ Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const 
     state.pending.reset();
     CUDAENV_TRY(store::save_state(root, state));
     return out;
-}
-
-Result<std::string> print_ld_cache(const Machine& m) {
-    auto ran = CUDAENV_TRY(run_ldconfig(m, {"-p"}));
-    if (ran.status != 0) {
-        auto line = ran.err.substr(0, ran.err.find('\n'));
-        return Error(ErrorCode::filesystem,
-                     "ldconfig -p failed (exit " + std::to_string(ran.status) + ")" +
-                         (line.empty() ? "" : ": " + line));
-    }
-    return std::move(ran.out);
 }
 
 } // namespace cudaenv::activate

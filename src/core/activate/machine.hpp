@@ -87,19 +87,4 @@ unset_global(const store::Root& root, const Machine& m, const SwitchOptions& o);
 /// Returns the machine to the state before the last switch (link, conf file, global choice).
 Result<SwitchOutcome> rollback(const store::Root& root, const Machine& m, const SwitchOptions& o);
 
-/// `ldconfig -p` for the machine: the loader cache under the sysroot, as ldconfig prints it.
-Result<std::string> print_ld_cache(const Machine& m);
-
-/// One line of `ldconfig -p`: "\tlibcudart.so.12 (libc6,x86-64) => /usr/.../libcudart.so.12".
-struct LdCacheEntry {
-    std::string soname;
-    std::string flags; ///< "libc6,x86-64", "libc6,x86-64, OS ABI: Linux 3.2.0"
-    std::string path;
-};
-
-/// The entries of `ldconfig -p` output for this machine's word size (flags naming x86-64 or
-/// AArch64), in the cache's order (the loader takes the first of each SONAME). The header line,
-/// 32-bit compat entries and lines of another shape are skipped. The one parser of it.
-std::vector<LdCacheEntry> parse_ld_cache(std::string_view text);
-
 } // namespace cudaenv::activate

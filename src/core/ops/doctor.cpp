@@ -53,9 +53,9 @@ const doctor::Entry* headline(const std::vector<const doctor::Entry*>& entries,
 
 MachineFacts machine_facts(doctor::Host& host) {
     MachineFacts f;
-    f.gpus = host.pci_gpus();
-    f.driver = host.driver().version();
-    const auto& tk = host.toolkit();
+    f.gpus = host.facts().pci_gpus();
+    f.driver = host.facts().driver().version();
+    const auto& tk = host.facts().toolkit();
     f.toolkit = tk.prefix;
     f.toolkit_origin = tk.origin;
     f.cudaenv_version = tk.cudaenv_version;
@@ -65,7 +65,7 @@ MachineFacts machine_facts(doctor::Host& host) {
         if (f.cudnn || tk.prefix.empty()) {
             break;
         }
-        if (auto text = host.read(tk.prefix + "/include/" + name)) {
+        if (auto text = host.files().read(tk.prefix + "/include/" + name)) {
             f.cudnn = install::parse_cudnn_header(*text);
         }
     }

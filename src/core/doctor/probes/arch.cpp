@@ -6,12 +6,12 @@
 namespace cudaenv::doctor::checks {
 
 Finding arch(Host& h) {
-    const auto* rel = h.cuda_release();
+    const auto* rel = h.facts().toolkit_release();
     if (!rel || !rel->sm) {
         return skip("the manifests know no SM range for the selected CUDA");
     }
-    const auto& pci = h.pci_gpus();
-    const auto& nvml = h.driver().gpus;
+    const auto& pci = h.facts().pci_gpus();
+    const auto& nvml = h.facts().driver().gpus;
     std::size_t n = std::max(pci.size(), nvml.size());
     std::vector<std::string> details, too_old, too_new, unknown, fine;
     std::string range = sm(rel->sm->min) + " to " + sm(rel->sm->max);

@@ -39,20 +39,9 @@ bool gpu_related(const ConfEntry& c) {
            what.find("cudnn") != std::string::npos;
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-    std::string out;
-    for (const auto& p : parts) {
-        if (!out.empty()) {
-            out += sep;
-        }
-        out += p;
-    }
-    return out;
-}
-
 std::string lib_dir(Host& h, const std::string& prefix) {
     std::string base = prefix == "/" ? "" : prefix;
-    if (h.is_dir(base + "/lib64")) {
+    if (h.files().is_dir(base + "/lib64")) {
         return base + "/lib64";
     }
     return base + "/lib";
@@ -62,7 +51,7 @@ const manifest::Gpu* gpu_model(Host& h, const std::string& name) {
     std::string n = lower(name);
     const manifest::Gpu* best = nullptr;
     std::size_t best_len = 0;
-    for (const auto& g : h.gpu_table()) {
+    for (const auto& g : h.manifests().gpu_table()) {
         std::string model = lower(g.name);
         for (std::string_view prefix : {"nvidia ", "geforce "}) {
             if (model.starts_with(prefix)) {
@@ -92,17 +81,17 @@ std::string library_label(const std::string& soname) {
 
 std::string library_version(Host& h, const std::string& soname, const std::string& path) {
     if (soname.rfind("libcudnn.", 0) == 0) {
-        if (auto v = h.query("cudnn", path).number("version"); v && *v > 0) {
+        if (auto v = h.facts().query("cudnn", path).number("version"); v && *v > 0) {
             return cudnn_from_int(*v);
         }
     } else if (soname.rfind("libcudart.", 0) == 0) {
-        const auto& a = h.query("cudart", path);
+        const auto& a = h.facts().query("cudart", path);
         if (auto v = a.number("version"); v && *v > 0 && a.number("rc").value_or(0) == 0) {
             return cuda_from_int(*v);
         }
     }
     // libcudnn.so.8.2.4, libcudart.so.11.8.89: the file's name after the SONAME
-    std::string real = h.canonical(path);
+    std::string real = h.files().canonical(path);
     std::string name = real.substr(real.rfind('/') + 1);
     std::string base = soname.substr(0, soname.find(".so") + 3) + ".";
     if (name.rfind(base, 0) == 0) {
@@ -121,26 +110,26 @@ std::string wrong_copy_fix(Host& h, const LoaderPick& p) {
         return "drop " + dir +
                " from LD_LIBRARY_PATH (unset LD_LIBRARY_PATH, or eval \"$(cudaenv env)\")" + exec;
     }
-    if (auto pkg = h.package_owner(p.path); !pkg.empty()) {
+    if (auto pkg = h.loader().package_owner(p.path); !pkg.empty()) {
         return "the Debian package " + pkg + " puts it there: sudo apt remove " + pkg +
                " if nothing else needs it (apt says what would go)" + exec;
     }
-    std::string real_dir = h.canonical(dir);
-    auto defaults = h.default_lib_dirs();
+    std::string real_dir = h.files().canonical(dir);
+    auto defaults = h.loader().default_lib_dirs();
     bool system_dir = std::any_of(defaults.begin(), defaults.end(), [&](const std::string& d) {
-        return h.canonical(d) == real_dir;
+        return h.files().canonical(d) == real_dir;
     });
     if (!system_dir) {
-        for (const auto& c : h.conf_dirs()) {
+        for (const auto& c : h.loader().conf_dirs()) {
             // a CUDA folder some package or admin listed; never the distribution's own lists
             // (libc.conf's /usr/local/lib, x86_64-linux-gnu.conf)
-            if (gpu_related(c) && h.canonical(c.dir) == real_dir) {
+            if (gpu_related(c) && h.files().canonical(c.dir) == real_dir) {
                 return "sudo rm " + c.file + " && sudo ldconfig (it lists " + c.dir +
                        "; cudaenv global manages the machine's entry)" + exec;
             }
         }
     }
-    return "no package owns " + h.canonical(p.path) + " (a manual copy): move the " +
+    return "no package owns " + h.files().canonical(p.path) + " (a manual copy): move the " +
            p.soname.substr(0, p.soname.find(".so")) + "* files out of " + dir +
            " and run sudo ldconfig" + exec;
 }

@@ -9,8 +9,8 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::optional<Version> compiler_version(Host& h, const std::string& exe, bool gcc) {
-    auto ran =
-        gcc ? h.run({exe, "-dumpfullversion", "-dumpversion"}) : h.run({exe, "-dumpversion"});
+    auto ran = gcc ? h.files().run({exe, "-dumpfullversion", "-dumpversion"})
+                   : h.files().run({exe, "-dumpversion"});
     if (!ran || ran->status != 0) {
         return std::nullopt;
     }
@@ -60,11 +60,11 @@ std::optional<std::string> ccbin_in_flags(const std::string& flags) {
 } // namespace
 
 Finding compiler(Host& h) {
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (t.prefix.empty()) {
         return skip("no CUDA toolkit selected");
     }
-    const auto* rel = h.cuda_release();
+    const auto* rel = h.facts().toolkit_release();
     if (!rel || (!rel->gcc_max && !rel->clang_max)) {
         return skip("the manifests know no host-compiler limits for this CUDA");
     }
@@ -77,21 +77,21 @@ Finding compiler(Host& h) {
     std::optional<bool> reads_ccbin;
     auto reads_ccbin_env = [&] {
         if (!reads_ccbin) {
-            reads_ccbin = h.exists(nvcc) && h.file_contains(nvcc, "NVCC_CCBIN");
+            reads_ccbin = h.files().exists(nvcc) && h.files().file_contains(nvcc, "NVCC_CCBIN");
         }
         return *reads_ccbin;
     };
     std::optional<std::string> gcc;
     std::optional<std::string> chosen; // what the user set, and where
     for (const char* var : {"NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"}) {
-        if (auto flags = h.env(var); flags && !chosen) {
+        if (auto flags = h.files().env(var); flags && !chosen) {
             if (auto v = ccbin_in_flags(*flags)) {
                 chosen = *v;
                 details.push_back(std::string(var) + " gives -ccbin " + *v);
             }
         }
     }
-    if (auto ccbin = h.env("NVCC_CCBIN"); ccbin && !ccbin->empty()) {
+    if (auto ccbin = h.files().env("NVCC_CCBIN"); ccbin && !ccbin->empty()) {
         if (chosen) {
             details.push_back("NVCC_CCBIN=" + *ccbin + " (the -ccbin flag wins over it)");
         } else if (reads_ccbin_env()) {
@@ -106,16 +106,16 @@ Finding compiler(Host& h) {
         // -ccbin names a compiler or the folder that holds one
         std::string c = *chosen;
         if (c.find('/') == std::string::npos) {
-            gcc = h.which(c);
-        } else if (h.is_dir(c)) {
+            gcc = h.files().which(c);
+        } else if (h.files().is_dir(c)) {
             gcc = c + "/gcc";
         } else {
             gcc = c;
         }
     } else {
-        gcc = h.which("gcc");
+        gcc = h.files().which("gcc");
     }
-    auto clang = h.which("clang");
+    auto clang = h.files().which("clang");
     bool gcc_is_clang = gcc && gcc->find("clang") != std::string::npos;
     if (!gcc && !clang) {
         return skip("no host compiler on PATH (only needed to build CUDA code)", details);

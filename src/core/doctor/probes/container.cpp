@@ -5,14 +5,14 @@
 namespace cudaenv::doctor::checks {
 
 Finding container(Host& h) {
-    std::string kind = h.container();
+    std::string kind = h.facts().container();
     if (kind.empty()) {
         return skip("not in a container");
     }
     std::vector<std::string> details{"container: " + kind};
-    auto visible = h.env("NVIDIA_VISIBLE_DEVICES");
+    auto visible = h.files().env("NVIDIA_VISIBLE_DEVICES");
     details.push_back("NVIDIA_VISIBLE_DEVICES=" + visible.value_or("(unset)"));
-    bool nodes = h.exists("/dev/nvidiactl") && h.exists("/dev/nvidia0");
+    bool nodes = h.files().exists("/dev/nvidiactl") && h.files().exists("/dev/nvidia0");
     std::string gpus_flag =
         kind == "podman" ? "podman run --device nvidia.com/gpu=all …"
         : kind == "kubernetes"
@@ -31,7 +31,7 @@ Finding container(Host& h) {
             details);
     }
     bool cudnn = false;
-    for (const auto& e : h.ld_cache()) {
+    for (const auto& e : h.loader().ld_cache()) {
         cudnn = cudnn || e.soname.rfind("libcudnn.so.", 0) == 0;
     }
     if (!cudnn) {

@@ -13,7 +13,7 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::string installed_hint(Host& h) {
-    auto names = h.list(h.machine_path(h.config().link_root().versions()));
+    auto names = h.files().list(h.files().machine_path(h.config().link_root().versions()));
     return names.empty() ? "cudaenv install <version> && cudaenv global <version>"
                          : "cudaenv global " + names.back();
 }
@@ -47,7 +47,7 @@ Finding cuda_link(Host& h) {
     std::optional<std::string> global = journal->global;
     // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
     if (global) {
-        std::string want = h.machine_path(h.config().link_root().versions() / *global);
+        std::string want = h.files().machine_path(h.config().link_root().versions() / *global);
         std::string conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
         details.push_back("journal: " + h.config().link_root().state_file().string());
         if (state.kind != Kind::ours || state.target != want) {
@@ -59,7 +59,7 @@ Finding cuda_link(Host& h) {
                                   " --force (back to the journal), or "
                                   "cudaenv global <the version you want>"});
         }
-        if (!h.exists(conf)) {
+        if (!h.files().exists(conf)) {
             issues.push_back(
                 {Status::warn,
                  "the global version is " + *global + " but " + conf +
@@ -88,24 +88,24 @@ Finding link_finding(Host& h, const activate::LinkState& state, std::vector<std:
         return fail("/usr/local/cuda is neither a link nor a folder",
                     "sudo rm /usr/local/cuda && " + installed_hint(h));
     }
-    std::string real = h.canonical("/usr/local/cuda");
+    std::string real = h.files().canonical("/usr/local/cuda");
     if (state.kind != Kind::directory) {
         details.push_back("/usr/local/cuda -> " + state.target + " (resolves to " + real + ")");
-        if (!h.is_dir(real)) {
+        if (!h.files().is_dir(real)) {
             return fail("/usr/local/cuda points to " + state.target +
                             ", which does not exist (a removed toolkit?)",
                         installed_hint(h) + " (or cudaenv rollback)",
                         details);
         }
     }
-    auto version = h.toolkit_version("/usr/local/cuda");
+    auto version = h.facts().toolkit_version("/usr/local/cuda");
     std::string holds = version ? "CUDA " + version->str() : "an unknown CUDA version";
     switch (state.kind) {
     case Kind::ours:
         // every user's programs load through it: a version only its owner can read (a 0700
         // home above it, a version published before cudaenv made them world-readable) fails
         // for everyone else, silently
-        if (auto why = store::unreadable_by_others(h.at("/usr/local/cuda"))) {
+        if (auto why = store::unreadable_by_others(h.files().at("/usr/local/cuda"))) {
             return warn("/usr/local/cuda points to " + state.target + " (" + holds +
                             "), which other users cannot load: " + *why,
                         "sudo chmod -R o+rX '" + real +

@@ -16,7 +16,7 @@ struct Found {
 };
 
 std::optional<Found> find_in(Host& h, const std::string& dir, const std::string& how) {
-    for (const auto& name : h.list(dir)) {
+    for (const auto& name : h.files().list(dir)) {
         if (name.rfind("libcudnn.so.", 0) == 0) {
             if (auto v = Version::try_parse(name.substr(12)); v && v->size() == 1) {
                 return Found{dir, name, v->major(), how};
@@ -29,13 +29,13 @@ std::optional<Found> find_in(Host& h, const std::string& dir, const std::string&
 } // namespace
 
 Finding cudnn(Host& h) {
-    const auto& t = h.toolkit();
-    std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
+    const auto& t = h.facts().toolkit();
+    std::string prefix = t.prefix.empty() ? std::string() : h.files().canonical(t.prefix);
     std::string libdir = prefix.empty() ? std::string() : lib_dir(h, prefix);
     std::optional<Found> found = libdir.empty() ? std::nullopt : find_in(h, libdir, "the toolkit");
     if (!found) {
         for (unsigned major : {9u, 8u, 7u}) {
-            auto p = h.pick("libcudnn.so." + std::to_string(major));
+            auto p = h.loader().pick("libcudnn.so." + std::to_string(major));
             if (!p.path.empty()) {
                 found = Found{p.path.substr(0, p.path.rfind('/')),
                               "libcudnn.so." + std::to_string(major),
@@ -63,8 +63,8 @@ Finding cudnn(Host& h) {
     // Programs load what the loader picks, not what the toolkit holds: judge that copy.
     if (found->how == "the toolkit") {
         std::string ours = found->dir + "/" + found->file;
-        auto p = h.pick(found->file);
-        if (!p.path.empty() && h.canonical(p.path) != h.canonical(ours)) {
+        auto p = h.loader().pick(found->file);
+        if (!p.path.empty() && h.files().canonical(p.path) != h.files().canonical(ours)) {
             std::string theirs = library_version(h, found->file, p.path);
             std::string mine = library_version(h, found->file, ours);
             details.push_back("the loader picks " + p.path + " (" + p.via + ")" +
@@ -94,7 +94,7 @@ Finding cudnn(Host& h) {
     include_dirs.push_back("/usr/include/x86_64-linux-gnu");
     for (const auto& dir : include_dirs) {
         for (const char* name : {"cudnn_version.h", "cudnn.h"}) {
-            if (auto text = h.read(dir + "/" + name)) {
+            if (auto text = h.files().read(dir + "/" + name)) {
                 if (auto v = install::parse_cudnn_header(*text)) {
                     header = v;
                     header_file = dir + "/" + name;
@@ -111,7 +111,7 @@ Finding cudnn(Host& h) {
     // Everything below is checked, and every problem reported (the worst first): a header that
     // disagrees with its library and a missing sublibrary are two fixes, not one.
     std::vector<Issue> issues;
-    const auto& a = h.query("cudnn", found->dir + "/" + found->file);
+    const auto& a = h.facts().query("cudnn", found->dir + "/" + found->file);
     std::optional<Version> lib_version;
     if (!a.loaded || !a.number("version")) {
         issues.push_back({Status::fail,
@@ -144,12 +144,12 @@ Finding cudnn(Host& h) {
     // every sublibrary of its major, next to libcudnn
     std::vector<std::string> missing;
     std::size_t expected = 0;
-    if (const auto* r = h.rules()) {
+    if (const auto* r = h.manifests().rules()) {
         if (auto it = r->cudnn_sublibraries.find(found->major); it != r->cudnn_sublibraries.end()) {
             expected = it->second.size();
             for (const auto& lib : it->second) {
                 std::string file = found->dir + "/" + lib + ".so." + std::to_string(found->major);
-                if (!h.exists(h.canonical(file))) {
+                if (!h.files().exists(h.files().canonical(file))) {
                     missing.push_back(lib + ".so." + std::to_string(found->major));
                 }
             }

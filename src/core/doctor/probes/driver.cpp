@@ -12,14 +12,14 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 bool module_installed(Host& h) {
-    auto rel = h.read("/proc/sys/kernel/osrelease", 256);
+    auto rel = h.files().read("/proc/sys/kernel/osrelease", 256);
     if (!rel) {
         return false;
     }
     std::string r = rel->substr(0, rel->find('\n'));
     for (const char* sub : {"updates/dkms", "kernel/drivers/video", "extra", "updates", "misc"}) {
         std::string dir = "/lib/modules/" + r + "/" + sub;
-        for (const auto& name : h.list(dir)) {
+        for (const auto& name : h.files().list(dir)) {
             if (name.rfind("nvidia.ko", 0) == 0) {
                 return true;
             }
@@ -44,32 +44,32 @@ std::vector<Installed> installed_drivers(Host& h) {
         return v && v->size() >= 2 && v->major() >= 100 ? v : std::nullopt;
     };
     std::string kernel;
-    if (auto rel = h.read("/proc/sys/kernel/osrelease", 256)) {
+    if (auto rel = h.files().read("/proc/sys/kernel/osrelease", 256)) {
         kernel = rel->substr(0, rel->find('\n'));
     }
-    for (const auto& mod : h.list("/var/lib/dkms")) {
+    for (const auto& mod : h.files().list("/var/lib/dkms")) {
         if (mod.rfind("nvidia", 0) != 0) {
             continue;
         }
-        for (const auto& ver : h.list("/var/lib/dkms/" + mod)) {
+        for (const auto& ver : h.files().list("/var/lib/dkms/" + mod)) {
             if (auto v = driver_version(ver)) {
                 std::string dir = "/var/lib/dkms/" + mod + "/" + ver;
-                bool built = !kernel.empty() && h.is_dir(dir + "/" + kernel);
+                bool built = !kernel.empty() && h.files().is_dir(dir + "/" + kernel);
                 out.push_back(
                     {*v, dir + (built ? " (built for " + kernel + ")" : ""), built ? 0 : 3});
             }
         }
     }
-    std::vector<std::string> lib_dirs = h.default_lib_dirs();
+    std::vector<std::string> lib_dirs = h.loader().default_lib_dirs();
     for (const char* extra : {"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib64/nvidia"}) {
         lib_dirs.push_back(extra);
     }
     std::set<std::string> seen;
     for (const auto& dir : lib_dirs) {
-        if (!seen.insert(h.canonical(dir)).second) {
+        if (!seen.insert(h.files().canonical(dir)).second) {
             continue; // merged /usr: one folder, two names
         }
-        for (const auto& name : h.list(dir)) {
+        for (const auto& name : h.files().list(dir)) {
             for (std::string_view base : {"libcuda.so.", "libnvidia-ml.so."}) {
                 if (name.starts_with(base)) {
                     if (auto v = driver_version(std::string_view(name).substr(base.size()))) {
@@ -79,7 +79,7 @@ std::vector<Installed> installed_drivers(Host& h) {
             }
         }
     }
-    for (const auto& name : h.list("/usr/src")) {
+    for (const auto& name : h.files().list("/usr/src")) {
         if (name.rfind("nvidia", 0) == 0 && name.find('-') != std::string::npos) {
             if (auto v = driver_version(name.substr(name.rfind('-') + 1))) {
                 out.push_back({*v, "/usr/src/" + name, 2});
@@ -108,7 +108,7 @@ struct Unsupported {
 
 Unsupported unsupported_by(Host& h, const Version& version) {
     Unsupported out;
-    const auto& pci = h.pci_gpus();
+    const auto& pci = h.facts().pci_gpus();
     for (std::size_t i = 0; i < pci.size(); ++i) {
         GpuId id{pci[i].device_id, pci[i].subsystem, pci[i].name, 0};
         if (const auto* model = gpu_model(h, pci[i].name)) {
@@ -116,7 +116,8 @@ Unsupported unsupported_by(Host& h, const Version& version) {
         } else if (auto chip = chip_of_device(pci[i].device_id)) {
             id.compute_capability = chip->compute_capability;
         }
-        auto v = check_gpu_driver(h.gpu_support(), h.gpu_table(), id, version);
+        auto v =
+            check_gpu_driver(h.manifests().gpu_support(), h.manifests().gpu_table(), id, version);
         const auto* model = gpu_model(h, pci[i].name);
         std::string dev =
             pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
@@ -163,14 +164,15 @@ std::string newer_driver_fix(const Version& need) {
 } // namespace
 
 Finding driver(Host& h) {
-    if (h.in_wsl()) {
+    if (h.facts().in_wsl()) {
         return skip("WSL2: the Windows driver serves the GPU (see the wsl probe)");
     }
-    const auto& d = h.driver();
+    const auto& d = h.facts().driver();
     if (!d.module_loaded) {
         // A GPU newer than the driver: the module cannot bind it and modprobe says "No such
         // device", so modprobe is not the fix.
-        auto installed = h.container().empty() ? installed_drivers(h) : std::vector<Installed>{};
+        auto installed =
+            h.facts().container().empty() ? installed_drivers(h) : std::vector<Installed>{};
         if (!installed.empty()) {
             auto bad = unsupported_by(h, installed.front().version);
             if (bad.need || bad.last_branch) {
@@ -196,8 +198,9 @@ Finding driver(Host& h) {
                         "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
                         "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)");
         }
-        if (!h.container().empty()) {
-            return fail("no NVIDIA kernel driver visible in this " + h.container() + " container",
+        if (!h.facts().container().empty()) {
+            return fail("no NVIDIA kernel driver visible in this " + h.facts().container() +
+                            " container",
                         "start the container with the GPUs (docker run --gpus all …, with the "
                         "NVIDIA Container Toolkit on the host): the host's driver is passed in; "
                         "never install a driver inside the image");
@@ -236,7 +239,7 @@ Finding driver(Host& h) {
     for (const auto& f : bad.by_family) {
         details.push_back("by family: " + f);
     }
-    bool sees_all = d.nvml_ok && d.gpus.size() >= h.pci_gpus().size();
+    bool sees_all = d.nvml_ok && d.gpus.size() >= h.facts().pci_gpus().size();
     if (bad.need && sees_all) {
         // it binds them after all (an off-list build, or the lists lag): unsupported, not broken
         issues.push_back({Status::warn,
@@ -259,8 +262,10 @@ Finding driver(Host& h) {
                           older_branch_fix(*bad.last_branch)});
     }
     if (d.version()) {
-        if (auto eol = branch_end_of_life(h.gpu_support(), *d.version(), h.today()); !eol.empty()) {
-            details.push_back("branches: " + h.gpu_support().branches_source);
+        if (auto eol = branch_end_of_life(
+                h.manifests().gpu_support(), *d.version(), h.manifests().today());
+            !eol.empty()) {
+            details.push_back("branches: " + h.manifests().gpu_support().branches_source);
             issues.push_back({Status::warn,
                               eol + ": no more security or bug fixes",
                               "move to a supported branch: a Long Term Support Branch the GPU "
@@ -268,11 +273,11 @@ Finding driver(Host& h) {
                               "their end of life)"});
         }
     }
-    if (d.nvml_ok && d.gpus.size() < h.pci_gpus().size()) {
+    if (d.nvml_ok && d.gpus.size() < h.facts().pci_gpus().size()) {
         if (bad.need) {
             issues.push_back({Status::fail,
                               "driver " + version + " sees " + std::to_string(d.gpus.size()) +
-                                  " of the " + std::to_string(h.pci_gpus().size()) +
+                                  " of the " + std::to_string(h.facts().pci_gpus().size()) +
                                   " NVIDIA GPUs on the PCI bus: it is too old for " +
                                   bad.old_what(),
                               newer_driver_fix(*bad.need)});
@@ -282,7 +287,7 @@ Finding driver(Host& h) {
             issues.push_back(
                 {Status::fail,
                  "driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
-                     std::to_string(h.pci_gpus().size()) +
+                     std::to_string(h.facts().pci_gpus().size()) +
                      " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "
                      "recognise it",
                  "install a driver that supports this GPU (NVIDIA's driver search names the "
@@ -290,22 +295,22 @@ Finding driver(Host& h) {
         }
     }
     std::vector<std::string> missing;
-    if (!h.exists("/dev/nvidiactl")) {
+    if (!h.files().exists("/dev/nvidiactl")) {
         missing.push_back("/dev/nvidiactl");
     }
-    if (!h.exists("/dev/nvidia-uvm")) {
+    if (!h.files().exists("/dev/nvidia-uvm")) {
         missing.push_back("/dev/nvidia-uvm");
     }
-    std::size_t gpus = h.pci_gpus().size();
+    std::size_t gpus = h.facts().pci_gpus().size();
     for (std::size_t i = 0; i < std::max<std::size_t>(gpus, 1); ++i) {
         std::string node = "/dev/nvidia" + std::to_string(i);
-        if (!h.exists(node)) {
+        if (!h.files().exists(node)) {
             missing.push_back(node);
         }
     }
     if (!missing.empty()) {
         bool uvm_only = missing.size() == 1 && missing[0] == "/dev/nvidia-uvm";
-        std::string fix = !h.container().empty()
+        std::string fix = !h.facts().container().empty()
                               ? "start the container with GPU access: `docker run --gpus all …`"
                           : uvm_only
                               ? "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0"

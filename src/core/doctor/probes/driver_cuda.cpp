@@ -5,15 +5,15 @@
 namespace cudaenv::doctor::checks {
 
 Finding driver_cuda(Host& h) {
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (t.prefix.empty() || !t.cuda) {
         return skip("no CUDA toolkit selected");
     }
-    auto driver = h.driver().version();
+    auto driver = h.facts().driver().version();
     if (!driver) {
         return skip("the driver's version is unknown (no /proc/driver/nvidia/version, no NVML)");
     }
-    const auto* rel = h.cuda_release();
+    const auto* rel = h.facts().toolkit_release();
     std::string cuda = t.cuda->truncated(std::min<std::size_t>(2, t.cuda->size())).str();
     if (!rel || !rel->driver_min) {
         return skip("the manifests know no driver minimum for CUDA " + cuda);

@@ -13,7 +13,7 @@ bool under_or_at(const std::string& path, const std::string& dir) {
 }
 
 bool has_prefix_file(Host& h, const std::string& dir, std::string_view prefix) {
-    for (const auto& n : h.list(dir)) {
+    for (const auto& n : h.files().list(dir)) {
         if (n.rfind(prefix, 0) == 0) {
             return true;
         }
@@ -24,15 +24,15 @@ bool has_prefix_file(Host& h, const std::string& dir, std::string_view prefix) {
 } // namespace
 
 Finding environment(Host& h) {
-    const auto& t = h.toolkit();
-    std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
+    const auto& t = h.facts().toolkit();
+    std::string prefix = t.prefix.empty() ? std::string() : h.files().canonical(t.prefix);
     std::vector<std::string> details;
     std::vector<Issue> issues; // every problem, each with its own fix
     auto add = [&](Status status, std::string what, std::string how) {
         issues.push_back({status, std::move(what), std::move(how)});
     };
-    for (const auto& dir : h.path_list("LD_LIBRARY_PATH")) {
-        std::string real = h.canonical(dir);
+    for (const auto& dir : h.files().path_list("LD_LIBRARY_PATH")) {
+        std::string real = h.files().canonical(dir);
         if (dir.find("/stubs") != std::string::npos && has_prefix_file(h, dir, "libcuda.so")) {
             add(Status::fail,
                 "LD_LIBRARY_PATH includes the link-time stubs folder " + dir +
@@ -51,24 +51,24 @@ Finding environment(Host& h) {
         }
     }
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-        auto v = h.env(var);
+        auto v = h.files().env(var);
         if (!v || v->empty() || prefix.empty()) {
             continue;
         }
         details.push_back(std::string(var) + "=" + *v);
-        if (h.canonical(*v) != prefix) {
+        if (h.files().canonical(*v) != prefix) {
             add(Status::warn,
                 std::string(var) + "=" + *v + " disagrees with the selected " + prefix,
                 "export " + std::string(var) + "=" + t.prefix +
                     " (or eval \"$(cudaenv env)\", which sets both)");
         }
     }
-    if (auto nvcc = h.which("nvcc")) {
-        std::string shims = h.machine_path(h.config().root.shims());
+    if (auto nvcc = h.files().which("nvcc")) {
+        std::string shims = h.files().machine_path(h.config().root.shims());
         details.push_back("nvcc on PATH: " + *nvcc);
         if (!under_or_at(*nvcc, shims) && !prefix.empty() &&
-            !under_or_at(h.canonical(*nvcc), prefix)) {
-            auto v = h.toolkit_version(nvcc->substr(0, nvcc->rfind("/bin/nvcc")));
+            !under_or_at(h.files().canonical(*nvcc), prefix)) {
+            auto v = h.facts().toolkit_version(nvcc->substr(0, nvcc->rfind("/bin/nvcc")));
             add(Status::warn,
                 "the nvcc on PATH is " + *nvcc + (v ? " (CUDA " + v->str() + ")" : "") +
                     ", not the selected toolkit's",
@@ -76,7 +76,7 @@ Finding environment(Host& h) {
                 "folder from PATH)");
         }
     }
-    if (auto v = h.env("CUDA_VISIBLE_DEVICES")) {
+    if (auto v = h.files().env("CUDA_VISIBLE_DEVICES")) {
         details.push_back("CUDA_VISIBLE_DEVICES=" + *v);
         if (*v == "-1" || v->empty()) {
             add(Status::warn,

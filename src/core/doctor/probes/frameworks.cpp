@@ -22,28 +22,28 @@ namespace {
 /// The doctor's view of the machine (under the sysroot) for core/pyenv.
 class HostFiles final : public pyenv::Files {
   public:
-    explicit HostFiles(Host& h) : m_h(h) {}
+    explicit HostFiles(const doctor::Files& f) : m_f(f) {}
 
-    std::vector<std::string> list(const std::string& dir) const override { return m_h.list(dir); }
+    std::vector<std::string> list(const std::string& dir) const override { return m_f.list(dir); }
 
     std::optional<std::string> read(const std::string& file, std::size_t max) const override {
-        return m_h.read(file, max);
+        return m_f.read(file, max);
     }
 
-    bool is_dir(const std::string& path) const override { return m_h.is_dir(path); }
+    bool is_dir(const std::string& path) const override { return m_f.is_dir(path); }
 
-    bool exists(const std::string& path) const override { return m_h.exists(path); }
+    bool exists(const std::string& path) const override { return m_f.exists(path); }
 
-    std::string canonical(const std::string& path) const override { return m_h.canonical(path); }
+    std::string canonical(const std::string& path) const override { return m_f.canonical(path); }
 
-    std::optional<std::string> env(const std::string& name) const override { return m_h.env(name); }
+    std::optional<std::string> env(const std::string& name) const override { return m_f.env(name); }
 
     std::optional<std::string> which(const std::string& tool) const override {
-        return m_h.which(tool);
+        return m_f.which(tool);
     }
 
   private:
-    Host& m_h;
+    const doctor::Files& m_f;
 };
 
 struct Dist {
@@ -52,7 +52,7 @@ struct Dist {
 };
 
 std::optional<Dist> dist(Host& h, const std::vector<std::string>& sites, const std::string& name) {
-    if (auto d = pyenv::find_dist(HostFiles(h), sites, name)) {
+    if (auto d = pyenv::find_dist(HostFiles(h.files()), sites, name)) {
         return Dist{d->site, d->version};
     }
     return std::nullopt;
@@ -76,7 +76,7 @@ Load would_load(Host& h,
     if (wheels_first) {
         for (const auto& site : sites) {
             std::string file = site + "/nvidia/" + wheel + "/lib/" + soname;
-            if (h.exists(file)) {
+            if (h.files().exists(file)) {
                 std::string dist_name = "nvidia_" + wheel + "_" + cu;
                 auto d = dist(h, {site}, dist_name);
                 std::string pretty = "nvidia-" + wheel + "-" + cu;
@@ -87,7 +87,7 @@ Load would_load(Host& h,
             }
         }
     }
-    auto p = h.pick(soname);
+    auto p = h.loader().pick(soname);
     if (p.path.empty()) {
         return {};
     }
@@ -96,15 +96,15 @@ Load would_load(Host& h,
 
 /// "matches the selection" or how it differs, for a library the framework loads.
 std::string against_selection(Host& h, const Load& l, const std::string& soname) {
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (t.prefix.empty()) {
         return "no toolkit is selected";
     }
-    std::string mine = lib_dir(h, h.canonical(t.prefix)) + "/" + soname;
-    if (!h.exists(mine)) {
+    std::string mine = lib_dir(h, h.files().canonical(t.prefix)) + "/" + soname;
+    if (!h.files().exists(mine)) {
         return "the selection (" + t.prefix + ") has no " + soname;
     }
-    if (h.canonical(mine) == h.canonical(l.path)) {
+    if (h.files().canonical(mine) == h.files().canonical(l.path)) {
         return "the selection's own copy";
     }
     std::string v = library_version(h, soname, mine);
@@ -125,7 +125,7 @@ std::string loading_object(Host& h, const pyenv::Framework& fw) {
                       site + "/jaxlib/xla_extension.so"};
     }
     for (const auto& c : candidates) {
-        if (h.exists(c)) {
+        if (h.files().exists(c)) {
             return c;
         }
     }
@@ -149,7 +149,7 @@ std::optional<std::pair<std::string, std::string>> wheel_copy(Host& h,
     for (const auto& site : sites) {
         for (const auto& sub : {dir, std::string("cu13")}) {
             std::string file = site + "/nvidia/" + sub + "/lib/" + soname;
-            if (!h.exists(file)) {
+            if (!h.files().exists(file)) {
                 continue;
             }
             std::string label = "a wheel";
@@ -191,14 +191,15 @@ FwLoad framework_load(Host& h,
     }
     std::optional<sys::ElfDynamic> dyn;
     if (!obj.empty()) {
-        dyn = sys::read_elf_dynamic(h.at(obj));
+        dyn = sys::read_elf_dynamic(h.files().at(obj));
     }
     auto dirs_of = [&](const std::vector<std::string>& entries, const char* tag) {
         std::string origin = obj.substr(0, obj.rfind('/'));
         for (const auto& e : entries) {
             std::string file = sys::expand_origin(e, origin) + "/" + soname;
-            if (h.exists(file)) {
-                bool is_wheel = wheel && h.canonical(file) == h.canonical(wheel->first);
+            if (h.files().exists(file)) {
+                bool is_wheel =
+                    wheel && h.files().canonical(file) == h.files().canonical(wheel->first);
                 order.push_back({file,
                                  (is_wheel ? wheel->second : std::string("a copy")) + ", through " +
                                      tag + " of " + obj_name,
@@ -206,7 +207,7 @@ FwLoad framework_load(Host& h,
             }
         }
     };
-    auto pick = h.pick(soname);
+    auto pick = h.loader().pick(soname);
     bool by_env = pick.via == "LD_LIBRARY_PATH";
     if (dyn && dyn->runpath.empty()) {
         dirs_of(dyn->rpath, "DT_RPATH"); // before LD_LIBRARY_PATH
@@ -228,7 +229,7 @@ FwLoad framework_load(Host& h,
     FwLoad out;
     std::set<std::string> seen;
     for (const auto& c : order) {
-        if (!seen.insert(h.canonical(c.path)).second) {
+        if (!seen.insert(h.files().canonical(c.path)).second) {
             continue;
         }
         if (out.path.empty()) {
@@ -278,7 +279,7 @@ void python_framework(Host& h,
     details.push_back(label + " in " + fw.dist.site + ", built for CUDA " + cuda.str() + " (" +
                       fw.cuda_from + (fw.variant.empty() ? "" : ", build " + fw.variant) + ")");
     const manifest::Framework* mf = nullptr;
-    for (const auto& f : h.frameworks()) {
+    for (const auto& f : h.manifests().frameworks()) {
         mf = f.name == fw.name ? &f : mf;
     }
     const auto* row = mf && fw.version ? mf->find(*fw.version) : nullptr;
@@ -359,7 +360,7 @@ void python_framework(Host& h,
         }
     }
     // the selected nvcc against the CUDA it was built for: extensions are built with it
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (t.cuda && t.cuda->major() != cuda.major()) {
         const auto* rule = mf ? mf->rule("cuda-major") : nullptr;
         issues.push_back({Status::warn,
@@ -374,8 +375,8 @@ void python_framework(Host& h,
                           " differs in the minor only (minor-version compatibility; PyTorch "
                           "warns)");
     }
-    auto driver = h.driver().version();
-    const auto* rel = h.cuda_release_for(cuda.size() >= 2 ? cuda.truncated(2) : cuda);
+    auto driver = h.facts().driver().version();
+    const auto* rel = h.manifests().cuda_release_for(cuda.size() >= 2 ? cuda.truncated(2) : cuda);
     if (driver && rel && rel->driver_compat_min &&
         Version::compare_numeric(*driver, *rel->driver_compat_min) < 0) {
         issues.push_back({Status::fail,
@@ -390,7 +391,7 @@ void python_framework(Host& h,
 } // namespace
 
 Finding frameworks(Host& h) {
-    HostFiles files(h);
+    HostFiles files(h.files());
     auto env = pyenv::active_environment(files);
     auto sites = env ? env->sites : std::vector<std::string>{};
     if (sites.empty()) {
@@ -413,9 +414,10 @@ Finding frameworks(Host& h) {
              "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==" +
                  tf_cpu->version + "'"});
     }
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (tf) {
-        auto text = h.read(tf->site + "/tensorflow/python/platform/build_info.py", 64 * 1024);
+        auto text =
+            h.files().read(tf->site + "/tensorflow/python/platform/build_info.py", 64 * 1024);
         auto info = text ? pyenv::parse_tf_build_info(*text) : pyenv::TfBuildInfo{};
         auto cuda = info.cuda;
         auto cudnn = info.cudnn;
@@ -485,7 +487,7 @@ Finding frameworks(Host& h) {
                 }
                 loaded_cudnn = Version::try_parse(dn.version);
             }
-            const auto& fws = h.frameworks();
+            const auto& fws = h.manifests().frameworks();
             const manifest::Framework* fw = nullptr;
             for (const auto& f : fws) {
                 fw = f.name == "tensorflow" ? &f : fw;

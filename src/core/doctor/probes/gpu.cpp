@@ -4,12 +4,12 @@
 namespace cudaenv::doctor::checks {
 
 Finding gpu(Host& h) {
-    const auto& gpus = h.pci_gpus();
+    const auto& gpus = h.facts().pci_gpus();
     if (gpus.empty()) {
-        if (h.in_wsl() && h.exists("/dev/dxg")) {
+        if (h.facts().in_wsl() && h.files().exists("/dev/dxg")) {
             return ok("WSL2: the GPU is provided by the Windows host (/dev/dxg)");
         }
-        std::string fix = h.container().empty()
+        std::string fix = h.facts().container().empty()
                               ? "check that the card is seated and powered and shows in "
                                 "`lspci -d 10de:`; in a virtual machine, pass the GPU through"
                               : "start the container with GPU access: `docker run --gpus all …` "
@@ -18,7 +18,7 @@ Finding gpu(Host& h) {
                     fix);
     }
     std::vector<std::string> names, details;
-    const auto& nvml = h.driver().gpus;
+    const auto& nvml = h.facts().driver().gpus;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
         std::string name = gpus[i].name;
         for (const auto& n : nvml) {

@@ -33,18 +33,18 @@ std::string cu_error(long long rc) {
 
 /// The link-time stub of the selected toolkit, or one the loader would find as libcuda.so.
 std::string find_stub(Host& h) {
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (!t.prefix.empty()) {
         for (const char* sub : {"/lib64/stubs/libcuda.so",
                                 "/lib/stubs/libcuda.so",
                                 "/targets/x86_64-linux/lib/stubs/libcuda.so"}) {
             std::string p = (t.prefix == "/" ? "" : t.prefix) + sub;
-            if (h.exists(p)) {
+            if (h.files().exists(p)) {
                 return p;
             }
         }
     }
-    auto p = h.pick("libcuda.so");
+    auto p = h.loader().pick("libcuda.so");
     if (p.path.find("/stubs/") != std::string::npos) {
         return p.path;
     }
@@ -63,7 +63,7 @@ std::string host_fix(const std::string& container) {
 } // namespace
 
 Finding libcuda(Host& h) {
-    auto pick = h.pick("libcuda.so.1");
+    auto pick = h.loader().pick("libcuda.so.1");
     std::vector<std::string> details;
     for (const auto& s : pick.shadowed) {
         details.push_back("also present (not loaded): " + s);
@@ -77,16 +77,17 @@ Finding libcuda(Host& h) {
         std::string summary =
             "libcuda.so.1 is not installed" +
             (stub.empty() ? std::string() : "; only the link-time stub " + stub + " is present");
-        if (!h.driver().module_loaded && !h.in_wsl()) {
+        if (!h.facts().driver().module_loaded && !h.facts().in_wsl()) {
             return skip("no driver: " + summary, details);
         }
-        if (!h.container().empty()) {
+        if (!h.facts().container().empty()) {
             // The NVIDIA Container Toolkit mounts the host's driver libraries into the
             // container; installing them in the image breaks it when the host driver changes.
-            return fail("libcuda.so.1 is not installed in this " + h.container() + " container" +
+            return fail("libcuda.so.1 is not installed in this " + h.facts().container() +
+                            " container" +
                             (stub.empty() ? std::string()
                                           : "; only the link-time stub " + stub + " is present"),
-                        host_fix(h.container()),
+                        host_fix(h.facts().container()),
                         details);
         }
         return fail(summary,
@@ -105,11 +106,11 @@ Finding libcuda(Host& h) {
                         " (then sudo ldconfig)",
                     details);
     }
-    const auto& a = h.query("cuda", pick.path);
-    bool contained = !h.container().empty();
+    const auto& a = h.facts().query("cuda", pick.path);
+    bool contained = !h.facts().container().empty();
     if (!a.loaded || (!a.error.empty() && !a.number("init_rc"))) {
         return fail("libcuda.so.1 (" + pick.path + ") does not load: " + a.error,
-                    contained ? host_fix(h.container())
+                    contained ? host_fix(h.facts().container())
                               : "reinstall the driver so that its libraries match the kernel "
                                 "module",
                     details);
@@ -129,7 +130,7 @@ Finding libcuda(Host& h) {
     if (init == 0) {
         return ok("libcuda.so.1 from " + pick.path + ": " + supports, details);
     }
-    if (!h.driver().module_loaded && !h.in_wsl()) {
+    if (!h.facts().driver().module_loaded && !h.facts().in_wsl()) {
         return skip("no driver: libcuda.so.1 is present (" + pick.path + ") but cuInit says " +
                         cu_error(init),
                     details);

@@ -19,7 +19,7 @@ bool under(const std::string& path, const std::string& dir) {
 
 /// libcudnn.so.N in a folder: N, if there is one.
 std::optional<unsigned> cudnn_major_in(Host& h, const std::string& dir) {
-    for (const auto& name : h.list(dir)) {
+    for (const auto& name : h.files().list(dir)) {
         if (name.rfind("libcudnn.so.", 0) == 0) {
             if (auto v = Version::try_parse(name.substr(12))) {
                 return v->major();
@@ -32,9 +32,9 @@ std::optional<unsigned> cudnn_major_in(Host& h, const std::string& dir) {
 } // namespace
 
 Finding loader(Host& h) {
-    const auto& t = h.toolkit();
-    std::string prefix = t.prefix.empty() ? std::string() : h.canonical(t.prefix);
-    std::string libdir = prefix.empty() ? std::string() : h.canonical(lib_dir(h, prefix));
+    const auto& t = h.facts().toolkit();
+    std::string prefix = t.prefix.empty() ? std::string() : h.files().canonical(t.prefix);
+    std::string libdir = prefix.empty() ? std::string() : h.files().canonical(lib_dir(h, prefix));
     std::vector<std::string> details;
 
     // (rank, what, fix): the headline is the first problem of the lowest rank; rank 0 is a wrong
@@ -48,8 +48,8 @@ Finding loader(Host& h) {
     auto problem = [&](std::string what, std::string how, int rank = 1) {
         problems.push_back({rank, std::move(what), std::move(how)});
     };
-    if (!h.ld_cache_error().empty()) {
-        problem("the loader cache cannot be read: " + h.ld_cache_error(), "sudo ldconfig");
+    if (!h.loader().ld_cache_error().empty()) {
+        problem("the loader cache cannot be read: " + h.loader().ld_cache_error(), "sudo ldconfig");
     }
 
     // the libraries, by SONAME
@@ -67,7 +67,7 @@ Finding loader(Host& h) {
     sonames.emplace_back("libcuda.so.1", false);
     std::vector<std::string> good;
     for (const auto& [soname, ours] : sonames) {
-        auto p = h.pick(soname);
+        auto p = h.loader().pick(soname);
         if (!p.not_in_cache.empty()) {
             problem("the loader cache is out of date: " + p.not_in_cache.front() +
                         " is in a configured folder but not in the cache",
@@ -87,7 +87,7 @@ Finding loader(Host& h) {
             }
             continue;
         }
-        std::string real = h.canonical(p.path);
+        std::string real = h.files().canonical(p.path);
         std::string line = soname + " -> " + p.path + " (" + p.via + ")";
         if (real != p.path) {
             line += " = " + real;
@@ -117,8 +117,8 @@ Finding loader(Host& h) {
     // the configuration itself
     std::string ours_conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
     std::set<std::string> reported;
-    for (const auto& c : h.conf_dirs()) {
-        if (!h.is_dir(c.dir)) {
+    for (const auto& c : h.loader().conf_dirs()) {
+        if (!h.files().is_dir(c.dir)) {
             // folders a distribution lists whether or not they exist are not findings
             if (!gpu_related(c)) {
                 details.push_back(c.file + " lists " + c.dir + " (absent)");
@@ -132,11 +132,11 @@ Finding loader(Host& h) {
         if (c.file == ours_conf || prefix.empty()) {
             continue;
         }
-        std::string real = h.canonical(c.dir);
+        std::string real = h.files().canonical(c.dir);
         bool cuda_dir = lower(c.dir).find("cuda") != std::string::npos ||
-                        h.exists(c.dir + "/" + cudart_soname(11)) ||
-                        h.exists(c.dir + "/libcudart.so.12") ||
-                        h.exists(c.dir + "/libcudart.so.13");
+                        h.files().exists(c.dir + "/" + cudart_soname(11)) ||
+                        h.files().exists(c.dir + "/libcudart.so.12") ||
+                        h.files().exists(c.dir + "/libcudart.so.13");
         if (cuda_dir && !under(real, prefix) && real != prefix &&
             reported.insert(c.file + c.dir).second) {
             problem(c.file + " lists " + c.dir + ", another CUDA than the selected " + prefix +
@@ -149,7 +149,7 @@ Finding loader(Host& h) {
 
     // two CUDA majors' runtimes in the cache
     std::set<std::string> runtimes;
-    for (const auto& e : h.ld_cache()) {
+    for (const auto& e : h.loader().ld_cache()) {
         if (e.soname.rfind("libcudart.so.", 0) == 0) {
             runtimes.insert(e.soname + " (" + e.path + ")");
         }

@@ -4,7 +4,7 @@
 namespace cudaenv::doctor::checks {
 
 Finding mig(Host& h) {
-    const auto& d = h.driver();
+    const auto& d = h.facts().driver();
     if (!d.nvml_ok) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));
     }

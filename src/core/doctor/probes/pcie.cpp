@@ -8,7 +8,7 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::optional<double> speed(Host& h, const std::string& file) {
-    auto text = h.read(file, 64);
+    auto text = h.files().read(file, 64);
     if (!text) {
         return std::nullopt;
     }
@@ -21,7 +21,7 @@ std::optional<double> speed(Host& h, const std::string& file) {
 }
 
 std::optional<int> width(Host& h, const std::string& file) {
-    auto text = h.read(file, 64);
+    auto text = h.files().read(file, 64);
     if (!text) {
         return std::nullopt;
     }
@@ -37,7 +37,7 @@ std::string gts(double v) {
 
 /// The PCIe bridge a device hangs off, from the real path of its sysfs folder.
 std::string parent_bridge(Host& h, const std::string& sysfs) {
-    std::string real = h.canonical(sysfs);
+    std::string real = h.files().canonical(sysfs);
     auto slash = real.rfind('/');
     if (slash == std::string::npos || slash == 0) {
         return {};
@@ -45,7 +45,7 @@ std::string parent_bridge(Host& h, const std::string& sysfs) {
     std::string parent = real.substr(0, slash);
     auto name = parent.substr(parent.rfind('/') + 1);
     // a PCI address "0000:00:01.0", not the root "pci0000:00"
-    if (name.size() != 12 || name[4] != ':' || !h.exists(parent + "/max_link_speed")) {
+    if (name.size() != 12 || name[4] != ':' || !h.files().exists(parent + "/max_link_speed")) {
         return {};
     }
     return parent;
@@ -54,7 +54,7 @@ std::string parent_bridge(Host& h, const std::string& sysfs) {
 } // namespace
 
 Finding pcie(Host& h) {
-    const auto& gpus = h.pci_gpus();
+    const auto& gpus = h.facts().pci_gpus();
     std::vector<std::string> details, narrow, slow_slot;
     bool any = false;
     for (std::size_t i = 0; i < gpus.size(); ++i) {

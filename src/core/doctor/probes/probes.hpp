@@ -1,6 +1,7 @@
 // One function per probe, one probe per file (the table that orders them is in doctor.cpp).
 #pragma once
 
+#include "../../text.hpp"
 #include "../doctor.hpp"
 #include "../host.hpp"
 
@@ -40,8 +41,7 @@ std::string cudnn_from_int(long long v);
 std::string lower(std::string s);
 /// A loader configuration entry about CUDA, cuDNN or NVIDIA (its file or folder names one).
 bool gpu_related(const ConfEntry& c);
-/// Joins with ", ".
-std::string join(const std::vector<std::string>& parts, std::string_view sep = ", ");
+using cudaenv::join; // core/text.hpp
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 

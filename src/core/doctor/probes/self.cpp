@@ -48,16 +48,17 @@ Finding self(Host& h) {
     }
     // cudaenv's own files are read directly: its root need not be inside the sysroot
     auto shims_dir = h.config().root.shims();
-    std::string shims = h.machine_path(shims_dir);
+    std::string shims = h.files().machine_path(shims_dir);
     if (std::filesystem::is_directory(shims_dir, ec) && !std::filesystem::is_empty(shims_dir, ec)) {
-        auto path = h.path_list("PATH");
+        auto path = h.files().path_list("PATH");
         std::optional<std::size_t> at;
         std::optional<std::string> other;
         for (std::size_t i = 0; i < path.size(); ++i) {
             if (path[i] == shims || path[i] == shims_dir.string() ||
-                (h.is_dir(path[i]) && h.canonical(path[i]) == h.canonical(shims))) {
+                (h.files().is_dir(path[i]) &&
+                 h.files().canonical(path[i]) == h.files().canonical(shims))) {
                 at = at.value_or(i);
-            } else if (!at && !other && h.exists(path[i] + "/nvcc")) {
+            } else if (!at && !other && h.files().exists(path[i] + "/nvcc")) {
                 other = path[i];
             }
         }

@@ -34,7 +34,7 @@ std::vector<std::string> reason_names(std::uint64_t r) {
 } // namespace
 
 Finding thermal(Host& h) {
-    const auto& d = h.driver();
+    const auto& d = h.facts().driver();
     if (!d.nvml_ok) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));
     }

@@ -16,7 +16,7 @@ std::string mm(const Version& v) {
 /// runtime was built as, readable without a driver.
 std::optional<Version> header_version(Host& h, const std::string& base) {
     // the define sits near the top (line ~140 of a ~570 KB file): read 64 KiB, not the file
-    auto text = h.read(base + "/include/cuda_runtime_api.h", 64u << 10);
+    auto text = h.files().read(base + "/include/cuda_runtime_api.h", 64u << 10);
     if (!text) {
         return std::nullopt;
     }
@@ -44,7 +44,7 @@ std::optional<Version> header_version(Host& h, const std::string& base) {
 } // namespace
 
 Finding toolkit(Host& h) {
-    const auto& t = h.toolkit();
+    const auto& t = h.facts().toolkit();
     if (!t.selection_error.empty()) {
         return fail(t.selection_error,
                     "install it (cudaenv install <version>), or change the selection "
@@ -56,8 +56,8 @@ Finding toolkit(Host& h) {
                     "cudaenv install tf-2.16 && cudaenv global 12.4 (or cudaenv use … in a "
                     "project)");
     }
-    std::string real = h.canonical(t.prefix);
-    if (!h.is_dir(real)) {
+    std::string real = h.files().canonical(t.prefix);
+    if (!h.files().is_dir(real)) {
         return fail("the selected toolkit " + t.prefix + " does not exist",
                     t.cudaenv_version ? "cudaenv install " + *t.cudaenv_version
                                       : "reinstall the toolkit, or select another");
@@ -75,8 +75,8 @@ Finding toolkit(Host& h) {
     }
     std::string base = real == "/" ? "" : real;
     for (const char* file : {"version.json", "version.txt"}) {
-        if (h.exists(base + "/" + file)) {
-            if (auto v = h.toolkit_version(real)) {
+        if (h.files().exists(base + "/" + file)) {
+            if (auto v = h.facts().toolkit_version(real)) {
                 note(file, *v);
             }
             break;
@@ -84,8 +84,8 @@ Finding toolkit(Host& h) {
     }
     auto nvcc = base + "/bin/nvcc";
     std::string nvcc_note;
-    if (h.exists(nvcc)) {
-        auto ran = h.run({nvcc, "--version"});
+    if (h.files().exists(nvcc)) {
+        auto ran = h.files().run({nvcc, "--version"});
         if (ran && ran->status == 0) {
             if (auto v = parse_nvcc_banner(ran->out)) {
                 note("nvcc --version", *v);
@@ -103,7 +103,7 @@ Finding toolkit(Host& h) {
     std::string lib = lib_dir(h, real);
     std::string soname_file;
     std::string full_file;
-    for (const auto& name : h.list(lib)) {
+    for (const auto& name : h.files().list(lib)) {
         if (name.rfind("libcudart.so.", 0) != 0) {
             continue;
         }
@@ -126,7 +126,7 @@ Finding toolkit(Host& h) {
                     details);
     }
     std::string probe_file = lib + "/" + (soname_file.empty() ? full_file : soname_file);
-    if (!h.exists(h.canonical(probe_file))) {
+    if (!h.files().exists(h.files().canonical(probe_file))) {
         return fail(probe_file + " is a dangling link (its full-version file is gone)",
                     t.cudaenv_version ? "cudaenv uninstall " + *t.cudaenv_version +
                                             " && cudaenv install " + *t.cudaenv_version
@@ -140,7 +140,7 @@ Finding toolkit(Host& h) {
     if (auto header = header_version(h, base)) {
         note("cuda_runtime_api.h", *header);
     }
-    const auto& a = h.query("cudart", probe_file);
+    const auto& a = h.facts().query("cudart", probe_file);
     if (!a.loaded) {
         return fail(probe_file +
                         " does not load: " + (a.error.empty() ? "the query child failed" : a.error),

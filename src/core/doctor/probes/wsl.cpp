@@ -5,22 +5,22 @@
 namespace cudaenv::doctor::checks {
 
 Finding wsl(Host& h) {
-    if (!h.in_wsl()) {
+    if (!h.facts().in_wsl()) {
         return skip("not WSL2");
     }
     std::vector<std::string> details;
     std::string remove = "remove the Linux driver inside WSL (sudo apt remove --purge "
                          "'nvidia-driver-*' 'libnvidia-compute-*'; sudo ldconfig): the Windows "
                          "driver provides the GPU";
-    if (!h.exists("/dev/dxg")) {
+    if (!h.files().exists("/dev/dxg")) {
         return fail("WSL without /dev/dxg: the Windows GPU driver is not exposed",
                     "install a current NVIDIA driver on Windows, then `wsl --update` and "
                     "`wsl --shutdown`");
     }
-    if (h.is_dir("/proc/driver/nvidia") || h.is_dir("/sys/module/nvidia")) {
+    if (h.files().is_dir("/proc/driver/nvidia") || h.files().is_dir("/sys/module/nvidia")) {
         return fail("a Linux NVIDIA kernel driver is loaded inside WSL2", remove);
     }
-    auto p = h.pick("libcuda.so.1");
+    auto p = h.loader().pick("libcuda.so.1");
     details.push_back("libcuda.so.1 -> " + (p.path.empty() ? "(not found)" : p.path));
     if (p.path.empty()) {
         return fail(

@@ -68,24 +68,24 @@ TEST_F(DoctorHost, AbsoluteLinksStayInsideTheSysroot) {
     fs::create_directories(sys / "usr/local");
     fs::create_symlink("/usr/local/cuda-12.4", sys / "usr/local/cuda");
     Host h(config());
-    EXPECT_TRUE(h.is_dir("/usr/local/cuda"));
-    EXPECT_EQ(h.canonical("/usr/local/cuda"), "/usr/local/cuda-12.4");
-    EXPECT_EQ(h.read_link("/usr/local/cuda"), "/usr/local/cuda-12.4");
-    auto v = h.toolkit_version("/usr/local/cuda");
+    EXPECT_TRUE(h.files().is_dir("/usr/local/cuda"));
+    EXPECT_EQ(h.files().canonical("/usr/local/cuda"), "/usr/local/cuda-12.4");
+    EXPECT_EQ(h.files().read_link("/usr/local/cuda"), "/usr/local/cuda-12.4");
+    auto v = h.facts().toolkit_version("/usr/local/cuda");
     ASSERT_TRUE(v);
     EXPECT_EQ(v->str(), "12.4.1");
     // a dangling link exists as an entry but leads nowhere
     fs::create_symlink("/usr/local/cuda-11.2", sys / "usr/local/cuda-old");
-    EXPECT_TRUE(h.exists("/usr/local/cuda-old"));
-    EXPECT_FALSE(h.is_dir("/usr/local/cuda-old"));
+    EXPECT_TRUE(h.files().exists("/usr/local/cuda-old"));
+    EXPECT_FALSE(h.files().is_dir("/usr/local/cuda-old"));
     // a loop leads nowhere (not to the host's own /usr/local/cuda), and so does climbing out
     fs::create_symlink("/usr/local/loop", sys / "usr/local/loop");
-    EXPECT_TRUE(h.exists("/usr/local/loop"));
-    EXPECT_FALSE(h.is_dir("/usr/local/loop"));
-    EXPECT_EQ(h.canonical("/usr/local/loop"), "");
-    EXPECT_EQ(h.read("/usr/local/loop/version.json"), std::nullopt);
+    EXPECT_TRUE(h.files().exists("/usr/local/loop"));
+    EXPECT_FALSE(h.files().is_dir("/usr/local/loop"));
+    EXPECT_EQ(h.files().canonical("/usr/local/loop"), "");
+    EXPECT_EQ(h.files().read("/usr/local/loop/version.json"), std::nullopt);
     fs::create_symlink("../../../../../../../../usr/local/cuda-12.4", sys / "usr/local/up");
-    EXPECT_EQ(h.canonical("/usr/local/up"), "/usr/local/cuda-12.4");
+    EXPECT_EQ(h.files().canonical("/usr/local/up"), "/usr/local/cuda-12.4");
 }
 
 TEST_F(DoctorHost, LoaderConfigurationIncludesInOrder) {
@@ -96,7 +96,7 @@ TEST_F(DoctorHost, LoaderConfigurationIncludesInOrder) {
     write("/etc/ld.so.conf.d/multi.conf", "# comment\n/a:/b, /c=libc6\n");
     Host h(config());
     std::vector<std::string> dirs;
-    for (const auto& c : h.conf_dirs()) {
+    for (const auto& c : h.loader().conf_dirs()) {
         dirs.push_back(c.dir);
     }
     EXPECT_EQ(dirs,
@@ -106,7 +106,7 @@ TEST_F(DoctorHost, LoaderConfigurationIncludesInOrder) {
                                         "/c",
                                         "/usr/local/cuda-12.4/lib64",
                                         "/opt/extra"}));
-    EXPECT_EQ(h.conf_dirs().front().file, "/etc/ld.so.conf.d/000-cudaenv.conf");
+    EXPECT_EQ(h.loader().conf_dirs().front().file, "/etc/ld.so.conf.d/000-cudaenv.conf");
 }
 
 TEST_F(DoctorHost, PciGpusAreNvidiaDisplayControllersOnly) {
@@ -121,9 +121,9 @@ TEST_F(DoctorHost, PciGpusAreNvidiaDisplayControllersOnly) {
           "10de  NVIDIA Corporation\n\t2330  GH100 [H100 SXM5 80GB]\n\t\t10de 16c1  H100 SXM5\n"
           "10df  Emulex\n");
     Host h(config());
-    ASSERT_EQ(h.pci_gpus().size(), 1u);
-    EXPECT_EQ(h.pci_gpus()[0].address, "0000:65:00.0");
-    EXPECT_EQ(h.pci_gpus()[0].name, "GH100 [H100 SXM5 80GB]");
+    ASSERT_EQ(h.facts().pci_gpus().size(), 1u);
+    EXPECT_EQ(h.facts().pci_gpus()[0].address, "0000:65:00.0");
+    EXPECT_EQ(h.facts().pci_gpus()[0].name, "GH100 [H100 SXM5 80GB]");
 }
 
 TEST_F(DoctorHost, EnvironmentAndPath) {
@@ -132,11 +132,11 @@ TEST_F(DoctorHost, EnvironmentAndPath) {
     auto c = config();
     c.env = {{"PATH", "/usr/bin::/opt/cuda/bin"}, {"EMPTY", ""}};
     Host h(c);
-    EXPECT_EQ(h.which("nvcc"), "/opt/cuda/bin/nvcc");
-    EXPECT_EQ(h.which("gcc"), std::nullopt);
-    EXPECT_EQ(h.path_list("PATH"), (std::vector<std::string>{"/usr/bin", "/opt/cuda/bin"}));
-    EXPECT_EQ(h.env("EMPTY"), "");
-    EXPECT_EQ(h.env("UNSET"), std::nullopt);
+    EXPECT_EQ(h.files().which("nvcc"), "/opt/cuda/bin/nvcc");
+    EXPECT_EQ(h.files().which("gcc"), std::nullopt);
+    EXPECT_EQ(h.files().path_list("PATH"), (std::vector<std::string>{"/usr/bin", "/opt/cuda/bin"}));
+    EXPECT_EQ(h.files().env("EMPTY"), "");
+    EXPECT_EQ(h.files().env("UNSET"), std::nullopt);
 }
 
 TEST(DoctorRunner, ProbesAreUniqueAndStandOnEarlierOrKnownProbes) {

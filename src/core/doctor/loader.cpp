@@ -1,24 +1,12 @@
 // The loader's view: ld.so.conf and its includes, the cache, default folders, which file a SONAME
 // resolves to and what it shadows, and which package owns a file.
-#include "../activate/machine.hpp"
-#include "../activate/selection.hpp"
-#include "../manifest/codec.hpp"
-#include "../store/records.hpp"
-#include "host_internal.hpp"
+#include "loader.hpp"
 
-#include <nlohmann/json.hpp>
+#include "text.hpp"
 
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cctype>
 #include <set>
 
 namespace cudaenv::doctor {
@@ -28,11 +16,11 @@ using detail::join_machine;
 using detail::lines_of;
 using detail::trim;
 
-// -- the loader ---------------------------------------------------------------------------------
+Loader::Loader(const Files& files) : m_files(files) {}
 
-const std::vector<ConfEntry>& Host::conf_dirs() {
-    if (m_cache->conf) {
-        return *m_cache->conf;
+const std::vector<ConfEntry>& Loader::conf_dirs() {
+    if (m_conf) {
+        return *m_conf;
     }
     std::vector<ConfEntry> out;
     std::set<std::string> seen_files;
@@ -41,7 +29,7 @@ const std::vector<ConfEntry>& Host::conf_dirs() {
         if (depth > 8 || !seen_files.insert(file).second) {
             return;
         }
-        auto text = read(file);
+        auto text = m_files.read(file);
         if (!text) {
             return;
         }
@@ -59,7 +47,7 @@ const std::vector<ConfEntry>& Host::conf_dirs() {
                 auto slash = pattern.rfind('/');
                 std::string dir = pattern.substr(0, slash == 0 ? 1 : slash);
                 std::string glob = pattern.substr(slash + 1);
-                for (const auto& name : list(dir)) {
+                for (const auto& name : m_files.list(dir)) {
                     if (::fnmatch(glob.c_str(), name.c_str(), 0) == 0) {
                         self(self, join_machine(dir, name), depth + 1);
                     }
@@ -87,33 +75,34 @@ const std::vector<ConfEntry>& Host::conf_dirs() {
         }
     };
     parse(parse, "/etc/ld.so.conf", 0);
-    return *(m_cache->conf = std::move(out));
+    return *(m_conf = std::move(out));
 }
 
-const std::vector<CacheEntry>& Host::ld_cache() {
-    if (m_cache->ld_cache) {
-        return *m_cache->ld_cache;
+const std::vector<CacheEntry>& Loader::ld_cache() {
+    if (m_ld_cache) {
+        return *m_ld_cache;
     }
     std::vector<CacheEntry> out;
-    activate::Machine m;
-    m.sysroot = m_config.sysroot;
-    m.ldconfig = m_config.ldconfig;
-    if (!exists("/etc/ld.so.cache")) {
-        m_cache->ld_cache_error = "there is no loader cache (/etc/ld.so.cache)";
-    } else if (auto text = activate::print_ld_cache(m); !text) {
-        m_cache->ld_cache_error = text.error().message;
+    sys::Ldconfig ldconfig;
+    ldconfig.path = m_files.config().ldconfig;
+    ldconfig.sysroot = m_files.sysroot();
+    ldconfig.processes = &m_files.processes();
+    if (!m_files.exists("/etc/ld.so.cache")) {
+        m_ld_cache_error = "there is no loader cache (/etc/ld.so.cache)";
+    } else if (auto text = sys::print_ld_cache(ldconfig); !text) {
+        m_ld_cache_error = text.error().message;
     } else {
-        out = activate::parse_ld_cache(*text);
+        out = sys::parse_ld_cache(*text);
     }
-    return *(m_cache->ld_cache = std::move(out));
+    return *(m_ld_cache = std::move(out));
 }
 
-const std::string& Host::ld_cache_error() {
+const std::string& Loader::ld_cache_error() {
     (void)ld_cache();
-    return m_cache->ld_cache_error;
+    return m_ld_cache_error;
 }
 
-std::vector<std::string> Host::default_lib_dirs() const {
+std::vector<std::string> Loader::default_lib_dirs() const {
 #if defined(__aarch64__)
     const char* triplet = "aarch64-linux-gnu";
 #else
@@ -127,20 +116,20 @@ std::vector<std::string> Host::default_lib_dirs() const {
             "/usr/lib"};
 }
 
-std::string Host::package_owner(std::string_view machine_path) {
-    std::string real = canonical(machine_path);
-    if (auto it = m_cache->owners.find(real); it != m_cache->owners.end()) {
+std::string Loader::package_owner(std::string_view machine_path) {
+    std::string real = m_files.canonical(machine_path);
+    if (auto it = m_owners.find(real); it != m_owners.end()) {
         return it->second;
     }
     // dpkg's lists name files as the package ships them (/lib/x86_64-linux-gnu/… on a merged-/usr
     // machine is /usr/lib/…): compare the real files of the lines that end in the same name.
     std::string name = fs::path(real).filename().string();
     std::string owner;
-    for (const auto& list : this->list("/var/lib/dpkg/info")) {
+    for (const auto& list : m_files.list("/var/lib/dpkg/info")) {
         if (list.size() < 6 || list.compare(list.size() - 5, 5, ".list") != 0) {
             continue;
         }
-        auto text = read("/var/lib/dpkg/info/" + list);
+        auto text = m_files.read("/var/lib/dpkg/info/" + list);
         if (!text) {
             continue;
         }
@@ -150,7 +139,7 @@ std::string Host::package_owner(std::string_view machine_path) {
             std::string_view line = rest.substr(0, nl);
             rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
             if (line.size() > name.size() && line.ends_with(name) &&
-                line[line.size() - name.size() - 1] == '/' && canonical(line) == real) {
+                line[line.size() - name.size() - 1] == '/' && m_files.canonical(line) == real) {
                 owner = list.substr(0, list.size() - 5);
                 owner = owner.substr(0, owner.find(':')); // libcudnn8:amd64 -> libcudnn8
             }
@@ -159,18 +148,18 @@ std::string Host::package_owner(std::string_view machine_path) {
             break;
         }
     }
-    m_cache->owners.emplace(real, owner);
+    m_owners.emplace(real, owner);
     return owner;
 }
 
-LoaderPick Host::pick(std::string_view soname) {
+LoaderPick Loader::pick(std::string_view soname) {
     LoaderPick p;
     p.soname = soname;
     std::vector<std::string> candidates; // every copy, in the loader's order
     std::set<std::string> real_seen;
     auto consider = [&](const std::string& dir, const char* via) {
         auto file = join_machine(dir, soname);
-        if (!exists(file) || is_dir(file)) {
+        if (!m_files.exists(file) || m_files.is_dir(file)) {
             return;
         }
         if (p.path.empty() && via) {
@@ -179,7 +168,7 @@ LoaderPick Host::pick(std::string_view soname) {
         }
         candidates.push_back(file);
     };
-    for (const auto& dir : path_list("LD_LIBRARY_PATH")) {
+    for (const auto& dir : m_files.path_list("LD_LIBRARY_PATH")) {
         consider(dir, "LD_LIBRARY_PATH");
     }
     const auto& cache = ld_cache();
@@ -188,21 +177,21 @@ LoaderPick Host::pick(std::string_view soname) {
     std::set<std::string> cached_dirs, cached_files;
     for (const auto& e : cache) {
         if (e.soname == soname) {
-            if (p.path.empty() && exists(e.path)) {
+            if (p.path.empty() && m_files.exists(e.path)) {
                 p.path = e.path;
                 p.via = "ld.so.cache";
             }
             candidates.push_back(e.path);
-            cached_dirs.insert(canonical(fs::path(e.path).parent_path().string()));
-            cached_files.insert(canonical(e.path));
+            cached_dirs.insert(m_files.canonical(fs::path(e.path).parent_path().string()));
+            cached_files.insert(m_files.canonical(e.path));
         }
     }
     for (const auto& c : conf_dirs()) {
         auto file = join_machine(c.dir, soname);
-        if (exists(file) && !is_dir(file)) {
+        if (m_files.exists(file) && !m_files.is_dir(file)) {
             candidates.push_back(file);
-            if (!cached_dirs.count(canonical(c.dir)) && !cached_files.count(canonical(file)) &&
-                ld_cache_error().empty()) {
+            if (!cached_dirs.count(m_files.canonical(c.dir)) &&
+                !cached_files.count(m_files.canonical(file)) && ld_cache_error().empty()) {
                 p.not_in_cache.push_back(file);
             }
         }
@@ -211,10 +200,10 @@ LoaderPick Host::pick(std::string_view soname) {
         consider(dir, "default directories");
     }
     // Shadowed: other real files (the same file reached through several folders is one copy).
-    std::string chosen = p.path.empty() ? std::string() : canonical(p.path);
+    std::string chosen = p.path.empty() ? std::string() : m_files.canonical(p.path);
     real_seen.insert(chosen);
     for (const auto& c : candidates) {
-        auto real = canonical(c);
+        auto real = m_files.canonical(c);
         if (real_seen.insert(real).second) {
             p.shadowed.push_back(c);
         }

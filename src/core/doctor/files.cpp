@@ -1,0 +1,196 @@
+#include "files.hpp"
+
+#include "../activate/machine.hpp"
+#include "../fs.hpp"
+#include "text.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace cudaenv::doctor {
+
+namespace fs = std::filesystem;
+using detail::join_machine;
+
+Files::Files(const HostConfig& config)
+    : m_config(config), m_sysroot(config.sysroot.empty() ? "/" : config.sysroot) {}
+
+namespace {
+
+/// `p` as the machine names it: a real path already under the sysroot is turned back.
+fs::path machine_form(const fs::path& sysroot, std::string_view p) {
+    fs::path path(p);
+    auto rel = path.lexically_relative(sysroot);
+    if (!rel.empty() && *rel.begin() != "..") {
+        return rel == "." ? fs::path("/") : fs::path("/") / rel;
+    }
+    return path;
+}
+
+} // namespace
+
+fs::path Files::at(std::string_view p) const {
+    if (p.empty()) {
+        return {}; // nothing (a link loop resolves to nothing)
+    }
+    if (m_sysroot == "/") {
+        return fs::path(p);
+    }
+    // every link followed as the machine would: an absolute target stays in the sysroot
+    return activate::resolve_in_sysroot(m_sysroot, machine_form(m_sysroot, p));
+}
+
+fs::path Files::at_entry(std::string_view p) const {
+    if (m_sysroot == "/") {
+        return fs::path(p);
+    }
+    auto mp = machine_form(m_sysroot, p);
+    if (mp == "/" || !mp.has_filename()) {
+        return at(p);
+    }
+    return activate::resolve_in_sysroot(m_sysroot, mp.parent_path()) / mp.filename();
+}
+
+std::string Files::machine_path(const fs::path& real) const {
+    if (m_sysroot == "/") {
+        return real.string();
+    }
+    auto rel = real.lexically_relative(m_sysroot);
+    if (rel.empty() || *rel.begin() == "..") {
+        return real.string();
+    }
+    return rel == "." ? "/" : "/" + rel.string();
+}
+
+std::optional<std::string> Files::read(std::string_view p, std::size_t max_bytes) const {
+    return read_file_prefix(at(p), max_bytes);
+}
+
+bool Files::file_contains(std::string_view p, std::string_view needle) const {
+    Fd fd(::open(at(p).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+        return false;
+    }
+
+    struct stat st {};
+
+    bool found = false;
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && !needle.empty()) {
+        auto size = static_cast<std::size_t>(st.st_size);
+        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+        if (map != MAP_FAILED) {
+            found = ::memmem(map, size, needle.data(), needle.size()) != nullptr;
+            ::munmap(map, size);
+        }
+    }
+    return found;
+}
+
+bool Files::exists(std::string_view p) const {
+    struct stat st {};
+
+    return ::lstat(at_entry(p).c_str(), &st) == 0;
+}
+
+bool Files::is_dir(std::string_view p) const {
+    std::error_code ec;
+    return fs::is_directory(at(p), ec);
+}
+
+std::vector<std::string> Files::list(std::string_view p) const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(at(p), ec), end; !ec && it != end; it.increment(ec)) {
+        out.push_back(it->path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<std::string> Files::read_link(std::string_view p) const {
+    std::error_code ec;
+    auto t = fs::read_symlink(at_entry(p), ec);
+    if (ec) {
+        return std::nullopt;
+    }
+    return t.string();
+}
+
+std::string Files::canonical(std::string_view p) const {
+    if (m_sysroot == "/") {
+        std::error_code ec;
+        auto c = fs::weakly_canonical(fs::path(p), ec);
+        return ec ? std::string(p) : c.string();
+    }
+    auto real = activate::resolve_in_sysroot(m_sysroot, machine_form(m_sysroot, p));
+    return real.empty() ? std::string() : machine_path(real);
+}
+
+std::optional<std::string> Files::env(std::string_view name) const {
+    auto it = m_config.env.find(std::string(name));
+    if (it == m_config.env.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+std::vector<std::string> Files::path_list(std::string_view var) const {
+    std::vector<std::string> out;
+    auto v = env(var);
+    if (!v) {
+        return out;
+    }
+    std::size_t pos = 0;
+    while (pos <= v->size()) {
+        auto end = v->find(':', pos);
+        if (end == std::string::npos) {
+            end = v->size();
+        }
+        auto part = v->substr(pos, end - pos);
+        if (!part.empty()) {
+            out.push_back(part);
+        }
+        pos = end + 1;
+    }
+    return out;
+}
+
+std::optional<std::string> Files::which(std::string_view tool) const {
+    for (const auto& dir : path_list("PATH")) {
+        auto candidate = join_machine(dir, tool);
+        if (::access(at(candidate).c_str(), X_OK) == 0 && !is_dir(candidate)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
+}
+
+const sys::ProcessRunner& Files::processes() const {
+    return m_config.processes ? *m_config.processes : sys::real_processes();
+}
+
+sys::ProcessOptions Files::child_options() const {
+    sys::ProcessOptions o;
+    o.timeout = m_config.child_timeout;
+    std::vector<std::string> env;
+    for (const auto& [k, v] : m_config.env) {
+        env.push_back(k + "=" + v);
+    }
+    o.env = env;
+    return o;
+}
+
+Result<sys::ProcessResult> Files::run(std::vector<std::string> argv) const {
+    if (argv.empty()) {
+        return Error(ErrorCode::internal, "nothing to run");
+    }
+    argv[0] = at(argv[0]).string();
+    return processes().run(argv, child_options());
+}
+
+} // namespace cudaenv::doctor

@@ -1,0 +1,39 @@
+// What a doctor run is pointed at: the machine (a sysroot, an environment), cudaenv's root and
+// manifests, and how children are run. Every view of the Host reads its settings from here.
+#pragma once
+
+#include "../channel/sets.hpp"
+#include "../store/root.hpp"
+#include "../sys/process.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace cudaenv::doctor {
+
+struct HostConfig {
+    std::filesystem::path sysroot = "/";
+    std::map<std::string, std::string> env;
+    std::filesystem::path cwd;
+    /// This cudaenv binary: runs the library queries (`__doctor-query`).
+    std::filesystem::path self_exe;
+    store::Root root;
+    /// The root whose journal owns /usr/local/cuda: `root`, or for a user without a global of
+    /// their own, the machine-wide root below it. Empty: `root`.
+    store::Root machine_root;
+
+    const store::Root& link_root() const { return machine_root.dir.empty() ? root : machine_root; }
+
+    std::filesystem::path manifests;
+    /// Which manifests those are: serial, origin, age (the self probe says when they are old).
+    channel::ManifestsInUse manifests_in_use;
+    std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
+    std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};
+    /// How every child is run (the machine's programs, the query child, ldconfig); null: for real
+    /// (sys::real_processes()). Unit tests play them.
+    const sys::ProcessRunner* processes = nullptr;
+};
+
+} // namespace cudaenv::doctor

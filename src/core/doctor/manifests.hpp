@@ -1,0 +1,43 @@
+// What cudaenv's manifests say, for the probes: releases, rules, the GPU tables, the frameworks,
+// and the day they are judged on. Each file is read once, on first use; a missing or invalid one
+// reads as empty (the probes that need it then say the manifests do not know).
+#pragma once
+
+#include "../manifest/model.hpp"
+#include "../version.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudaenv::doctor {
+
+class Manifests {
+  public:
+    /// `today`: the date to judge on (YYYY-MM-DD, CUDAENV_TODAY); none or another length: the
+    /// clock's.
+    explicit Manifests(std::filesystem::path dir, std::optional<std::string> today = {});
+
+    /// The newest release of a CUDA major.minor; null when unknown.
+    const manifest::CudaRelease* cuda_release_for(const Version& major_minor);
+    const manifest::Rules* rules();
+    const std::vector<manifest::Gpu>& gpu_table();
+    /// gpu-support.json: GPUs by PCI id, architectures' last branches, branches' end of life.
+    const manifest::GpuSupport& gpu_support();
+    /// Today as YYYY-MM-DD.
+    std::string today() const;
+    const std::vector<manifest::Framework>& frameworks();
+
+  private:
+    std::filesystem::path m_dir;
+    std::optional<std::string> m_today;
+    std::map<std::string, std::optional<manifest::CudaRelease>, std::less<>> m_releases;
+    std::optional<std::optional<manifest::Rules>> m_rules;
+    std::optional<std::vector<manifest::Gpu>> m_gpus;
+    std::optional<manifest::GpuSupport> m_gpu_support;
+    std::optional<std::vector<manifest::Framework>> m_frameworks;
+};
+
+} // namespace cudaenv::doctor

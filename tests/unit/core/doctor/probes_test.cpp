@@ -1,0 +1,735 @@
+// The doctor's probes against a fixture machine, without root: a sysroot of plain files in a temp
+// folder and every child played through the Host's ProcessRunner (ldconfig -p, the
+// `__doctor-query` child, nvcc), so no chroot, no real ldconfig and no library is loaded. Each
+// test starts from a healthy machine and breaks the one thing it is about.
+#include "core/doctor/doctor.hpp"
+#include "core/doctor/host.hpp"
+#include "core/doctor/probes/probes.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace cudaenv::doctor {
+namespace {
+
+namespace fs = std::filesystem;
+
+sys::ProcessResult exited(int status, std::string out, std::string err = {}) {
+    return {status, std::move(out), std::move(err), false};
+}
+
+/// Plays every child the doctor starts. ldconfig prints `ld_cache` (or `ldconfig` when set); the
+/// query child answers from `answers`, by kind and the machine path of the file it was given, and
+/// like the real child cannot load a file it has no answer for; other programs answer from
+/// `programs` by machine path. Every call is kept.
+class PlayedChildren : public sys::ProcessRunner {
+  public:
+    fs::path sysroot;
+    std::string ld_cache;
+    std::optional<sys::ProcessResult> ldconfig;
+    std::map<std::string, sys::ProcessResult> answers; ///< "kind /machine/path" -> answer
+    std::map<std::string, sys::ProcessResult> programs;
+    bool refuse_queries = false; ///< a query child cannot be started (fork fails)
+    mutable std::vector<std::vector<std::string>> calls;
+    mutable std::vector<std::chrono::milliseconds> timeouts;
+
+    void answer(const std::string& kind, const std::string& path, std::string lines) {
+        answers[kind + " " + path] = exited(0, std::move(lines));
+    }
+
+    std::string machine(const std::string& real) const {
+        auto rel = fs::path(real).lexically_relative(sysroot);
+        return rel.empty() || *rel.begin() == ".." ? real : "/" + rel.string();
+    }
+
+    Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
+                                   const sys::ProcessOptions& o) const override {
+        calls.push_back(argv);
+        timeouts.push_back(o.timeout);
+        if (argv.size() == 4 && argv[1] == "__doctor-query") {
+            if (refuse_queries) {
+                return Error(ErrorCode::internal, "cannot fork: Resource temporarily unavailable");
+            }
+            auto it = answers.find(argv[2] + " " + machine(argv[3]));
+            if (it == answers.end()) {
+                return exited(3, "loaded=0\nerror=" + argv[3] + ": cannot open shared object\n");
+            }
+            return it->second;
+        }
+        if (argv[0] == "/sbin/ldconfig") {
+            return ldconfig ? *ldconfig : exited(0, ld_cache);
+        }
+        if (auto it = programs.find(machine(argv[0])); it != programs.end()) {
+            return it->second;
+        }
+        return Error(ErrorCode::internal, "no such program in the fixture: " + argv[0]);
+    }
+
+    bool ran(std::string_view what) const {
+        for (const auto& c : calls) {
+            for (const auto& a : c) {
+                if (a == what) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+};
+
+constexpr const char* k_lib = "/usr/lib/x86_64-linux-gnu";
+constexpr const char* k_cuda = "/usr/local/cuda-12.4";
+
+/// One A100 with driver 550.54.15; CUDA 12.4.1 with cuDNN 9.1.1 at /usr/local/cuda-12.4, linked
+/// from /usr/local/cuda and listed by NVIDIA's 988_cuda-12.conf; the cache lists what is there.
+class DoctorProbes : public ::testing::Test {
+  protected:
+    test::TempDir dir;
+    fs::path sys = dir.path() / "sys";
+    PlayedChildren children;
+    std::map<std::string, std::string> env{{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}};
+
+    void write(const std::string& machine_path, const std::string& text = {}) {
+        fs::path p = sys / fs::path(machine_path).relative_path();
+        fs::create_directories(p.parent_path());
+        fs::remove(p);
+        std::ofstream(p) << text;
+    }
+
+    void link(const std::string& machine_path, const std::string& target) {
+        fs::path p = sys / fs::path(machine_path).relative_path();
+        fs::create_directories(p.parent_path());
+        fs::remove(p);
+        fs::create_symlink(target, p);
+    }
+
+    void remove(const std::string& machine_path) {
+        fs::remove_all(sys / fs::path(machine_path).relative_path());
+    }
+
+    std::string cache_line(const std::string& soname, const std::string& path) {
+        return "\t" + soname + " (libc6,x86-64) => " + path + "\n";
+    }
+
+    void SetUp() override {
+        fs::create_directories(sys);
+        sys = fs::canonical(sys);
+        children.sysroot = sys;
+        // the GPU and the driver
+        std::string dev = "/sys/bus/pci/devices/0000:65:00.0/";
+        write(dev + "vendor", "0x10de\n");
+        write(dev + "class", "0x030200\n");
+        write(dev + "device", "0x20b0\n");
+        write(dev + "subsystem_vendor", "0x10de\n");
+        write(dev + "subsystem_device", "0x134f\n");
+        write("/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
+        write("/proc/version", "Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n");
+        write("/proc/driver/nvidia/version",
+              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 "
+              "UTC 2024\n");
+        fs::create_directories(sys / "sys/module/nvidia");
+        for (const char* node : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0"}) {
+            write(node);
+        }
+        write(std::string(k_lib) + "/libcuda.so.550.54.15", "elf");
+        link(std::string(k_lib) + "/libcuda.so.1", "libcuda.so.550.54.15");
+        write(std::string(k_lib) + "/libnvidia-ml.so.1", "elf");
+        children.answer("nvml",
+                        std::string(k_lib) + "/libnvidia-ml.so.1",
+                        "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
+                        "gpu.0.name=NVIDIA A100-SXM4-40GB\ngpu.0.bus_id=00000000:65:00.0\n"
+                        "gpu.0.cc=8.0\n");
+        children.answer("cuda",
+                        std::string(k_lib) + "/libcuda.so.550.54.15",
+                        "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=0\n");
+        // the toolkit
+        std::string lib64 = std::string(k_cuda) + "/lib64/";
+        write(std::string(k_cuda) + "/version.json", R"({"cuda": {"version": "12.4.1"}})");
+        write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n");
+        fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
+        children.programs[std::string(k_cuda) + "/bin/nvcc"] =
+            exited(0, "Cuda compilation tools, release 12.4, V12.4.131\n");
+        write(lib64 + "libcudart.so.12.4.127", "elf");
+        link(lib64 + "libcudart.so.12", "libcudart.so.12.4.127");
+        write(lib64 + "libcublas.so.12", "elf");
+        write(std::string(k_cuda) + "/include/cudnn_version.h",
+              "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 1\n");
+        for (const char* sub : {"libcudnn",
+                                "libcudnn_graph",
+                                "libcudnn_engines_precompiled",
+                                "libcudnn_engines_runtime_compiled",
+                                "libcudnn_heuristic",
+                                "libcudnn_ops",
+                                "libcudnn_cnn",
+                                "libcudnn_adv"}) {
+            write(lib64 + sub + ".so.9", "elf");
+        }
+        children.answer(
+            "cudart", lib64 + "libcudart.so.12.4.127", "loaded=1\nrc=0\nversion=12040\n");
+        children.answer("cudnn",
+                        lib64 + "libcudnn.so.9",
+                        "loaded=1\nversion=90101\n"
+                        "cudart_version=12020\n");
+        link("/usr/local/cuda", k_cuda);
+        // the loader
+        write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+        write("/etc/ld.so.conf.d/988_cuda-12.conf", lib64 + "\n");
+        write("/etc/ld.so.cache", "");
+        children.ld_cache =
+            "6 libs found in cache `/etc/ld.so.cache'\n" +
+            cache_line("libcudnn.so.9", lib64 + "libcudnn.so.9") +
+            cache_line("libcudart.so.12", lib64 + "libcudart.so.12") +
+            cache_line("libcublas.so.12", lib64 + "libcublas.so.12") +
+            cache_line("libnvidia-ml.so.1", std::string(k_lib) + "/libnvidia-ml.so.1") +
+            cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    }
+
+    HostConfig config() {
+        HostConfig c;
+        c.sysroot = sys;
+        c.env = env;
+        c.env["CUDAENV_TODAY"] = "2024-06-01";
+        c.cwd = dir.path() / "work";
+        c.self_exe = "/opt/cudaenv/bin/cudaenv";
+        c.root.dir = dir.path() / "root";
+        c.manifests = CUDAENV_TEST_MANIFESTS;
+        c.ldconfig = "/sbin/ldconfig";
+        c.child_timeout = std::chrono::milliseconds(2500);
+        c.processes = &children;
+        return c;
+    }
+
+    Finding probe(Finding (*p)(Host&)) {
+        Host h(config());
+        return p(h);
+    }
+};
+
+#define EXPECT_STARTS(text, prefix) EXPECT_EQ((text).rfind(prefix, 0), 0u) << (text)
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+TEST_F(DoctorProbes, AHealthyMachineIsOkEverywhere) {
+    struct Want {
+        Finding (*probe)(Host&);
+        const char* summary;
+    };
+
+    for (const auto& [p, summary] :
+         std::vector<Want>{{checks::gpu, "1 NVIDIA GPU: NVIDIA A100-SXM4-40GB"},
+                           {checks::driver, "driver 550.54.15 loaded;"},
+                           {checks::libcuda,
+                            "libcuda.so.1 from /usr/lib/x86_64-linux-gnu/libcuda.so.1: the "
+                            "driver supports CUDA up to 12.4"},
+                           {checks::driver_cuda, "driver 550.54.15 fully supports CUDA 12.4"},
+                           {checks::toolkit, "CUDA 12.4 at /usr/local/cuda-12.4"},
+                           {checks::loader,
+                            "libcudart.so.12, libcudnn.so.9, libcublas.so.12 load from "
+                            "/usr/local/cuda-12.4/lib64"},
+                           {checks::cudnn,
+                            "cuDNN 9.1.1 in /usr/local/cuda-12.4/lib64: header and library "
+                            "agree, all 8 libraries present, built for CUDA 12"},
+                           {checks::environment, "LD_LIBRARY_PATH, CUDA_HOME"},
+                           {checks::cuda_link, "a link to /usr/local/cuda-12.4 (CUDA 12.4.1)"}}) {
+        auto f = probe(p);
+        EXPECT_EQ(f.status, Status::ok) << summary << ": " << f.summary;
+        EXPECT_STARTS(f.summary, summary);
+    }
+    EXPECT_EQ(probe(checks::container).status, Status::skip);
+    EXPECT_EQ(probe(checks::wsl).summary, "not WSL2");
+    // nothing but the played children ran, each under the configured deadline
+    EXPECT_TRUE(children.ran("-p"));
+    for (const auto& t : children.timeouts) {
+        if (t != std::chrono::seconds(120)) { // ldconfig keeps its own
+            EXPECT_EQ(t, std::chrono::milliseconds(2500));
+        }
+    }
+}
+
+TEST_F(DoctorProbes, GpuFailsWithoutOneAndNamesTheContainerFix) {
+    remove("/sys/bus/pci/devices");
+    auto f = probe(checks::gpu);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_STARTS(f.summary, "no NVIDIA GPU: no PCI device with vendor 0x10de");
+    EXPECT_HAS(f.fix, "lspci -d 10de:");
+    write("/.dockerenv");
+    f = probe(checks::gpu);
+    EXPECT_HAS(f.fix, "docker run --gpus all");
+}
+
+TEST_F(DoctorProbes, GpuTakesItsNameFromNvmlWhenPciIdsDoesNot) {
+    auto f = probe(checks::gpu);
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_EQ(f.details[0], "0000:65:00.0: NVIDIA A100-SXM4-40GB (device 0x20b0)");
+}
+
+TEST_F(DoctorProbes, DriverMismatchAndMissingNodesAreBothReported) {
+    children.answer("nvml",
+                    std::string(k_lib) + "/libnvidia-ml.so.1",
+                    "loaded=1\ndriver_version=550.90.07\ngpu_count=1\n"
+                    "gpu.0.bus_id=00000000:65:00.0\n");
+    remove("/dev/nvidia-uvm");
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "driver/library version mismatch: kernel module 550.54.15, user-space libraries "
+              "550.90.07");
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_HAS(f.more[0].summary, "device nodes are missing: /dev/nvidia-uvm");
+    EXPECT_EQ(f.more[0].fix, "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0");
+}
+
+TEST_F(DoctorProbes, DriverNotLoadedButInstalledSaysModprobe) {
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary, "no NVIDIA kernel driver: the nvidia module is not loaded");
+    write("/lib/modules/6.1.0-18-amd64/updates/dkms/nvidia.ko");
+    // the libraries name 550.54.15, which drives an A100: not a GPU too new for it
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_STARTS(f.fix, "sudo modprobe nvidia");
+}
+
+TEST_F(DoctorProbes, DriverInWslIsSkipped) {
+    write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_HAS(f.summary, "WSL2");
+}
+
+TEST_F(DoctorProbes, LibcudaStubAndFailedInitAndMissing) {
+    // the query child says cuInit fails with no device
+    children.answer("cuda",
+                    std::string(k_lib) + "/libcuda.so.550.54.15",
+                    "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=100\n");
+    auto f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "cuInit fails: CUDA_ERROR_NO_DEVICE (the driver supports CUDA up to 12.4)");
+    // a stub library answers 34
+    children.answer("cuda",
+                    std::string(k_lib) + "/libcuda.so.550.54.15",
+                    "loaded=1\nversion_rc=0\nversion=0\ninit_rc=34\n");
+    f = probe(checks::libcuda);
+    EXPECT_HAS(f.summary, "is a stub library (CUDA_ERROR_STUB_LIBRARY)");
+    // gone from the cache and the disk, with the toolkit's stub left
+    remove(std::string(k_lib) + "/libcuda.so.1");
+    children.ld_cache.clear();
+    write(std::string(k_cuda) + "/lib64/stubs/libcuda.so", "stub");
+    f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "libcuda.so.1 is not installed; only the link-time stub "
+              "/usr/local/cuda/lib64/stubs/libcuda.so is present");
+}
+
+TEST_F(DoctorProbes, LibcudaMissingNamesAStubTheLoaderFindsOutsideTheToolkit) {
+    remove(std::string(k_lib) + "/libcuda.so.1");
+    children.ld_cache = cache_line("libcuda.so", "/opt/sdk/stubs/libcuda.so");
+    write("/opt/sdk/stubs/libcuda.so", "stub");
+    auto f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "libcuda.so.1 is not installed; only the link-time stub "
+              "/opt/sdk/stubs/libcuda.so is present");
+}
+
+TEST_F(DoctorProbes, LibcudaOnLdLibraryPathThroughAStubsFolderFails) {
+    write(std::string(k_cuda) + "/lib64/stubs/libcuda.so.1", "stub");
+    env["LD_LIBRARY_PATH"] = std::string(k_cuda) + "/lib64/stubs";
+    auto f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "resolves to the link-time stub");
+    EXPECT_STARTS(f.fix, "take the stubs folder out of LD_LIBRARY_PATH");
+    // and the environment probe says so too
+    write(std::string(k_cuda) + "/lib64/stubs/libcuda.so", "stub");
+    auto e = probe(checks::environment);
+    EXPECT_EQ(e.status, Status::fail);
+    EXPECT_HAS(e.summary, "includes the link-time stubs folder");
+}
+
+TEST_F(DoctorProbes, AQueryChildThatCrashesOrHangsIsAFindingNotACrash) {
+    children.answers["cuda " + std::string(k_lib) + "/libcuda.so.550.54.15"] =
+        exited(139, "loaded=1\n");
+    auto f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "libcuda.so.1 (/usr/lib/x86_64-linux-gnu/libcuda.so.1) does not load: the query "
+              "crashed (signal 11)");
+    children.answers["cuda " + std::string(k_lib) + "/libcuda.so.550.54.15"] =
+        sys::ProcessResult{137, "", "", true};
+    f = probe(checks::libcuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "does not load: did not answer within 2.5 s");
+    // NVML hanging: the driver probe still reports, from the kernel module
+    children.answers["nvml " + std::string(k_lib) + "/libnvidia-ml.so.1"] =
+        sys::ProcessResult{137, "", "", true};
+    Host h(config());
+    EXPECT_EQ(h.facts().driver().nvml_error, "did not answer within 2.5 s");
+    EXPECT_FALSE(h.facts().driver().nvml_ok);
+    auto d = checks::driver(h);
+    EXPECT_HAS(d.summary, "driver 550.54.15 loaded");
+}
+
+TEST_F(DoctorProbes, AQueryChildThatCannotLoadOrStartIsAnAnswerWithAnError) {
+    Host h(config());
+    const auto& a = h.facts().query("cudart", "/nowhere/libcudart.so.12");
+    EXPECT_FALSE(a.loaded);
+    EXPECT_EQ(a.error, sys.string() + "/nowhere/libcudart.so.12: cannot open shared object");
+    // asked once: the second question is answered from what the first learned
+    auto asked = children.calls.size();
+    EXPECT_EQ(&h.facts().query("cudart", "/nowhere/libcudart.so.12"), &a);
+    EXPECT_EQ(children.calls.size(), asked);
+    children.refuse_queries = true;
+    Host refused(config());
+    EXPECT_EQ(refused.facts().query("cuda", std::string(k_lib) + "/libcuda.so.1").error,
+              "cannot fork: Resource temporarily unavailable");
+    auto f = checks::libcuda(refused);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "does not load: cannot fork");
+    auto c = config();
+    c.self_exe.clear();
+    Host without(c);
+    EXPECT_EQ(without.facts().query("cuda", "/x").error,
+              "no query helper (cudaenv's own path is unknown)");
+}
+
+TEST_F(DoctorProbes, DriverCudaByTheManifestsMinimums) {
+    auto set_driver = [&](const std::string& v) {
+        write("/proc/driver/nvidia/version",
+              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + v + "  Tue Mar  5 2024\n");
+    };
+    set_driver("535.161.08");
+    auto f = probe(checks::driver_cuda);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary,
+                  "driver 535.161.08 runs CUDA 12.4 only through minor-version "
+                  "compatibility (full support needs 550.54.15)");
+    set_driver("470.223.02");
+    f = probe(checks::driver_cuda);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_STARTS(f.summary,
+                  "driver 470.223.02 is too old for CUDA 12.4 (needs >= 550.54.15, or "
+                  ">= 525.60.13 with compatibility)");
+    remove("/usr/local/cuda");
+    EXPECT_EQ(probe(checks::driver_cuda).summary, "no CUDA toolkit selected");
+}
+
+TEST_F(DoctorProbes, ToolkitThatDisagreesWithItselfFails) {
+    children.programs[std::string(k_cuda) + "/bin/nvcc"] =
+        exited(0, "Cuda compilation tools, release 12.3, V12.3.107\n");
+    auto f = probe(checks::toolkit);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the toolkit at /usr/local/cuda-12.4 disagrees with itself: the runtime library is "
+              "12.4 but nvcc --version says 12.3");
+}
+
+TEST_F(DoctorProbes, ToolkitNvccThatFailsIsAWarning) {
+    children.programs[std::string(k_cuda) + "/bin/nvcc"] = exited(1, "", "boom");
+    auto f = probe(checks::toolkit);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "CUDA 12.4 at /usr/local/cuda-12.4, but nvcc --version failed (exit 1)");
+}
+
+TEST_F(DoctorProbes, ToolkitMissingOrWithoutRuntime) {
+    remove("/usr/local/cuda");
+    auto f = probe(checks::toolkit);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "no CUDA toolkit");
+    link("/usr/local/cuda", k_cuda);
+    remove(std::string(k_cuda) + "/lib64/libcudart.so.12");
+    remove(std::string(k_cuda) + "/lib64/libcudart.so.12.4.127");
+    f = probe(checks::toolkit);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the toolkit at /usr/local/cuda-12.4 has no libcudart in /usr/local/cuda-12.4/lib64");
+}
+
+TEST_F(DoctorProbes, LoaderSaysWhenProgramsLoadAnotherCopy) {
+    // an older runtime first on LD_LIBRARY_PATH
+    write("/opt/old/lib/libcudart.so.12", "elf");
+    env["LD_LIBRARY_PATH"] = "/opt/old/lib";
+    auto f = probe(checks::loader);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "programs load the CUDA runtime");
+    EXPECT_HAS(f.summary,
+               "from /opt/old/lib/libcudart.so.12 (LD_LIBRARY_PATH), not the selected "
+               "12.4.1 in /usr/local/cuda-12.4/lib64");
+}
+
+TEST_F(DoctorProbes, LoaderSaysWhenTheCacheIsStaleOrUnreadable) {
+    // ldconfig has not run since the conf file was written: the cache lacks the folder
+    children.ld_cache = cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    auto f = probe(checks::loader);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary,
+              "the loader cache is out of date: /usr/local/cuda-12.4/lib64/libcudart.so.12 is in "
+              "a configured folder but not in the cache");
+    EXPECT_EQ(f.fix, "sudo ldconfig");
+    // ldconfig itself fails
+    children.ldconfig = exited(1, "", "ldconfig: Can't open cache file /etc/ld.so.cache\n");
+    f = probe(checks::loader);
+    EXPECT_EQ(f.summary,
+              "the loader cache cannot be read: ldconfig -p failed (exit 1): ldconfig: Can't "
+              "open cache file /etc/ld.so.cache");
+    // or hangs: the same finding, never a hang of the doctor
+    children.ldconfig = sys::ProcessResult{137, "", "", true};
+    f = probe(checks::loader);
+    EXPECT_EQ(f.summary,
+              "the loader cache cannot be read: '/sbin/ldconfig' did not finish within 120 s "
+              "(CUDAENV_LDCONFIG_TIMEOUT)");
+}
+
+TEST_F(DoctorProbes, LoaderNamesAConfFileForAnotherToolkitAndAGoneFolder) {
+    write("/usr/local/cuda-11.8/lib64/libcudart.so.11.0", "elf");
+    write("/etc/ld.so.conf.d/cuda-11-8.conf", "/usr/local/cuda-11.8/lib64\n");
+    write("/etc/ld.so.conf.d/zz-cuda-gone.conf", "/usr/local/cuda-10.2/lib64\n");
+    auto f = probe(checks::loader);
+    EXPECT_EQ(f.status, Status::warn);
+    std::vector<std::string> all{f.summary};
+    for (const auto& m : f.more) {
+        all.push_back(m.summary);
+    }
+    EXPECT_NE(
+        std::find(all.begin(),
+                  all.end(),
+                  "/etc/ld.so.conf.d/cuda-11-8.conf lists /usr/local/cuda-11.8/lib64, another "
+                  "CUDA than the selected /usr/local/cuda-12.4: which one wins is not "
+                  "guaranteed"),
+        all.end())
+        << f.summary;
+    EXPECT_NE(std::find(all.begin(),
+                        all.end(),
+                        "/etc/ld.so.conf.d/zz-cuda-gone.conf lists /usr/local/cuda-10.2/lib64, "
+                        "which no longer exists (a removed toolkit)"),
+              all.end())
+        << f.summary;
+}
+
+TEST_F(DoctorProbes, CudnnHeaderLibraryAndSublibraries) {
+    write(std::string(k_cuda) + "/include/cudnn_version.h",
+          "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 0\n#define CUDNN_PATCHLEVEL 0\n");
+    remove(std::string(k_cuda) + "/lib64/libcudnn_adv.so.9");
+    auto f = probe(checks::cudnn);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_STARTS(f.summary,
+                  "cuDNN header 9.0.0 (/usr/local/cuda-12.4/include/cudnn_version.h) "
+                  "but library 9.1.1");
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_STARTS(f.more[0].summary,
+                  "cuDNN 9.1.1 in /usr/local/cuda-12.4/lib64 lacks libcudnn_adv.so.9");
+}
+
+TEST_F(DoctorProbes, CudnnBuiltForAnotherCudaAndOneThatDoesNotLoad) {
+    children.answer("cudnn",
+                    std::string(k_cuda) + "/lib64/libcudnn.so.9",
+                    "loaded=1\nversion=90101\ncudart_version=11080\n");
+    auto f = probe(checks::cudnn);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary, "cuDNN 9.1.1 was built for CUDA 11 but the toolkit is CUDA 12.4");
+    children.answers.erase("cudnn " + std::string(k_cuda) + "/lib64/libcudnn.so.9");
+    f = probe(checks::cudnn);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_STARTS(f.summary,
+                  "/usr/local/cuda-12.4/lib64/libcudnn.so.9 does not load or answer "
+                  "cudnnGetVersion: ");
+}
+
+TEST_F(DoctorProbes, CudaLinkStates) {
+    remove("/usr/local/cuda");
+    auto f = probe(checks::cuda_link);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "/usr/local/cuda does not exist");
+    link("/usr/local/cuda", "/usr/local/cuda-13.0");
+    f = probe(checks::cuda_link);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "/usr/local/cuda points to /usr/local/cuda-13.0, which does not exist (a removed "
+              "toolkit?)");
+    remove("/usr/local/cuda");
+    fs::create_directories(sys / "usr/local/cuda");
+    write("/usr/local/cuda/version.json", R"({"cuda": {"version": "11.8.0"}})");
+    f = probe(checks::cuda_link);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "/usr/local/cuda is a real directory (CUDA 11.8.0");
+    EXPECT_STARTS(f.fix, "sudo mv /usr/local/cuda /usr/local/cuda-11.8");
+}
+
+TEST_F(DoctorProbes, EnvironmentAgainstTheSelection) {
+    write("/opt/cuda-11/bin/nvcc", "#!/bin/sh\n");
+    fs::permissions(sys / "opt/cuda-11/bin/nvcc", fs::perms::owner_all);
+    write("/opt/cuda-11/version.json", R"({"cuda": {"version": "11.8.0"}})");
+    env["PATH"] = "/opt/cuda-11/bin:/usr/local/cuda/bin:/usr/bin";
+    env["CUDA_HOME"] = "/opt/cuda-11";
+    env["CUDA_VISIBLE_DEVICES"] = "-1";
+    auto f = probe(checks::environment);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "CUDA_HOME=/opt/cuda-11 disagrees with the selected /usr/local/cuda-12.4");
+    ASSERT_EQ(f.more.size(), 2u);
+    EXPECT_EQ(f.more[0].summary,
+              "the nvcc on PATH is /opt/cuda-11/bin/nvcc (CUDA 11.8.0), not the selected "
+              "toolkit's");
+    EXPECT_EQ(f.more[1].summary,
+              "CUDA_VISIBLE_DEVICES=-1 hides every GPU: frameworks fall back to the CPU");
+}
+
+TEST_F(DoctorProbes, ContainerWithoutNodesOrCudnn) {
+    write("/.dockerenv");
+    remove("/dev/nvidia0");
+    auto f = probe(checks::container);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary, "in docker without GPU access: /dev/nvidiactl or /dev/nvidia0 missing");
+    write("/dev/nvidia0");
+    env["NVIDIA_VISIBLE_DEVICES"] = "void";
+    f = probe(checks::container);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "NVIDIA_VISIBLE_DEVICES=void: the container runtime exposes no GPU");
+    env.erase("NVIDIA_VISIBLE_DEVICES");
+    children.ld_cache = cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    f = probe(checks::container);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "no cuDNN in the image's loader cache");
+    remove("/.dockerenv");
+    write("/proc/1/cgroup", "0::/kubepods/besteffort/pod1234\n");
+    EXPECT_STARTS(probe(checks::container).summary, "no cuDNN");
+    Host h(config());
+    EXPECT_EQ(h.facts().container(), "kubernetes");
+}
+
+TEST_F(DoctorProbes, WslWantsTheWindowsLibcuda) {
+    write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
+    auto f = probe(checks::wsl);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary, "WSL without /dev/dxg: the Windows GPU driver is not exposed");
+    write("/dev/dxg");
+    f = probe(checks::wsl);
+    EXPECT_EQ(f.summary, "a Linux NVIDIA kernel driver is loaded inside WSL2");
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    f = probe(checks::wsl);
+    EXPECT_EQ(f.summary,
+              "libcuda.so.1 loads from /usr/lib/x86_64-linux-gnu/libcuda.so.1, not from "
+              "/usr/lib/wsl/lib");
+    write("/usr/lib/wsl/lib/libcuda.so.1", "elf");
+    children.ld_cache = cache_line("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1");
+    f = probe(checks::wsl);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_STARTS(f.summary, "WSL2: libcuda from /usr/lib/wsl/lib");
+}
+
+TEST_F(DoctorProbes, SelfWantsTheShimsOnPath) {
+    auto c = config();
+    fs::create_directories(c.root.shims());
+    std::ofstream(c.root.shims() / "nvcc") << "shim";
+    Host h(c);
+    auto f = checks::self(h);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_HAS(f.summary, "the shims (" + c.root.shims().string() + ") are not on PATH");
+    env["PATH"] = c.root.shims().string() + ":/usr/local/cuda/bin";
+    auto c2 = config();
+    Host h2(c2);
+    f = checks::self(h2);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_STARTS(f.summary, "root " + c.root.dir.string() + " writable");
+}
+
+// -- the loader view alone --------------------------------------------------------------------
+
+TEST_F(DoctorProbes, LoaderPickFollowsTheLoadersOrderAndNamesWhatItShadows) {
+    auto c = config();
+    Files files(c);
+    Loader loader(files);
+    auto p = loader.pick("libcudart.so.12");
+    EXPECT_EQ(p.path, std::string(k_cuda) + "/lib64/libcudart.so.12");
+    EXPECT_EQ(p.via, "ld.so.cache");
+    EXPECT_TRUE(p.shadowed.empty());
+    EXPECT_TRUE(p.not_in_cache.empty());
+    // the same file through /usr/local/cuda is one copy, not a shadowed one
+    write("/opt/other/libcudart.so.12", "elf");
+    write(std::string(k_lib) + "/libcudart.so.12", "elf");
+    c.env["LD_LIBRARY_PATH"] = "/opt/other:/usr/local/cuda/lib64";
+    Loader again(files);
+    p = again.pick("libcudart.so.12");
+    EXPECT_EQ(p.path, "/opt/other/libcudart.so.12");
+    EXPECT_EQ(p.via, "LD_LIBRARY_PATH");
+    EXPECT_EQ(p.shadowed,
+              (std::vector<std::string>{"/usr/local/cuda/lib64/libcudart.so.12",
+                                        std::string(k_lib) + "/libcudart.so.12"}));
+    // not in the cache, only in a default folder; the configured copy is what ldconfig missed
+    c.env.erase("LD_LIBRARY_PATH");
+    children.ld_cache.clear();
+    Loader uncached(files);
+    p = uncached.pick("libcudart.so.12");
+    EXPECT_EQ(p.path, std::string(k_lib) + "/libcudart.so.12");
+    EXPECT_EQ(p.via, "default directories");
+    EXPECT_EQ(p.not_in_cache,
+              (std::vector<std::string>{std::string(k_cuda) + "/lib64/libcudart.so.12"}));
+    EXPECT_EQ(uncached.pick("libnothing.so.1").path, "");
+}
+
+TEST_F(DoctorProbes, LoaderRunsLdconfigOnceForTheSysroot) {
+    auto c = config();
+    Files files(c);
+    Loader loader(files);
+    EXPECT_EQ(loader.ld_cache().size(), 5u);
+    EXPECT_EQ(loader.ld_cache().size(), 5u);
+    ASSERT_EQ(children.calls.size(), 1u);
+    EXPECT_EQ(children.calls[0],
+              (std::vector<std::string>{"/sbin/ldconfig", "-r", sys.string(), "-p"}));
+    EXPECT_EQ(loader.ld_cache_error(), "");
+    // no cache file: ldconfig is not asked
+    remove("/etc/ld.so.cache");
+    Loader none(files);
+    EXPECT_TRUE(none.ld_cache().empty());
+    EXPECT_EQ(none.ld_cache_error(), "there is no loader cache (/etc/ld.so.cache)");
+    EXPECT_EQ(children.calls.size(), 1u);
+}
+
+TEST_F(DoctorProbes, PackageOwnerFromDpkgListsByRealFile) {
+    write("/var/lib/dpkg/info/libcuda1:amd64.list",
+          "/.\n/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n");
+    write("/var/lib/dpkg/info/other.list", "/usr/lib/x86_64-linux-gnu/libz.so.1\n");
+    auto c = config();
+    Files files(c);
+    Loader loader(files);
+    EXPECT_EQ(loader.package_owner(std::string(k_lib) + "/libcuda.so.1"), "libcuda1");
+    EXPECT_EQ(loader.package_owner(std::string(k_lib) + "/libnvidia-ml.so.1"), "");
+}
+
+TEST_F(DoctorProbes, FilesRunsTheMachinesProgramsUnderTheSysrootWithTheEnvironment) {
+    auto c = config();
+    Files files(c);
+    auto ran = files.run({std::string(k_cuda) + "/bin/nvcc", "--version"});
+    ASSERT_TRUE(ran);
+    EXPECT_HAS(ran->out, "release 12.4");
+    ASSERT_EQ(children.calls.size(), 1u);
+    EXPECT_EQ(children.calls[0][0], (sys / "usr/local/cuda-12.4/bin/nvcc").string());
+    EXPECT_EQ(children.timeouts[0], std::chrono::milliseconds(2500));
+    auto opts = files.child_options();
+    ASSERT_TRUE(opts.env);
+    EXPECT_NE(std::find(opts.env->begin(), opts.env->end(), "CUDAENV_TODAY=2024-06-01"),
+              opts.env->end());
+    EXPECT_FALSE(files.run({}));
+}
+
+TEST(DoctorManifests, TodayIsTheOverrideOnlyWhenItIsADate) {
+    Manifests fixed(CUDAENV_TEST_MANIFESTS, "2031-02-03");
+    EXPECT_EQ(fixed.today(), "2031-02-03");
+    Manifests clock(CUDAENV_TEST_MANIFESTS, "soon");
+    EXPECT_EQ(clock.today().size(), 10u);
+    EXPECT_NE(clock.today(), "soon");
+    ASSERT_NE(fixed.rules(), nullptr);
+    EXPECT_EQ(fixed.rules()->cudnn_sublibraries.at(9).size(), 8u);
+    ASSERT_NE(fixed.cuda_release_for(*Version::try_parse("12.4")), nullptr);
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.4"))->version.str(), "12.4.1");
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("4.0")), nullptr);
+}
+
+} // namespace
+} // namespace cudaenv::doctor
