@@ -234,16 +234,23 @@ def replace_component(inst, tmp_path, archive_bytes_path, component="cuda_cudart
     return entry
 
 
+def loader_sysroot(s):
+    """`s` made a machine root with its own loader configuration: /etc/ld.so.conf including
+    /etc/ld.so.conf.d, and /usr/local (what `global`, `ldconfig -r` and a chroot's loader need).
+    The one such helper: global, the runfile, the system root and the real binaries use it."""
+    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (s / "usr" / "local").mkdir(parents=True)
+    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    return s
+
+
 @pytest.fixture
 def machine(inst, tmp_path):
     """A sysroot with its own /etc/ld.so.conf, tf-2.13 and tf-2.16 installed; the cudaenv root
     lives inside it (as /opt/cudaenv). For global, rollback and the kill campaign."""
     if os.geteuid() != 0:
         pytest.skip("ldconfig -r needs root")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    s = loader_sysroot(tmp_path / "sysroot")
     inst.root = s / "opt" / "cudaenv"
     inst.env.update(CUDAENV_ROOT=str(inst.root), CUDAENV_SYSROOT=str(s))
     assert inst("install", "tf-2.13", "tf-2.16").rc == 0

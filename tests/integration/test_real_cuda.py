@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, MANIFESTS, FaultServer, open_to_others
+from conftest import EXE, MANIFESTS, FaultServer, loader_sysroot, open_to_others
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import real_cuda  # noqa: E402
@@ -196,10 +196,7 @@ def test_after_global_the_loader_maps_the_versions_runtime(real, server, tmp_pat
     need_gxx11()
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    s = loader_sysroot(tmp_path / "sysroot")
     root = s / "opt" / "cudaenv"
     env = base_env(tmp_path, root, real, server)
     env["CUDAENV_SYSROOT"] = str(s)

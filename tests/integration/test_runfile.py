@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, Cudaenv, assert_one_line_error, leftovers
+from conftest import EXE, Cudaenv, assert_one_line_error, leftovers, loader_sysroot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import legacy_mirror as lm  # noqa: E402
@@ -118,10 +118,7 @@ def into_sysroot(run, tmp_path):
     `global` and the real loader; skips where that cannot work."""
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare")
-    s = tmp_path / "sysroot"
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    s = loader_sysroot(tmp_path / "sysroot")
     run.root = s / "opt" / "cudaenv"
     run.env.update(CUDAENV_ROOT=str(run.root), CUDAENV_SYSROOT=str(s))
     return s

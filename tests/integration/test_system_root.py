@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, assert_one_line_error
+from conftest import EXE, assert_one_line_error, loader_sysroot
 
 NOBODY = 65534
 
@@ -46,11 +46,8 @@ def system(inst, tmp_path):
     and no CUDAENV_MIRROR: what root gets on a fresh machine."""
     if os.geteuid() != 0:
         pytest.skip("needs root (the machine-wide root is root's default)")
-    s = tmp_path / "sys"
+    s = loader_sysroot(tmp_path / "sys")
     (s / "etc" / "cudaenv").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf.d").mkdir(parents=True)
-    (s / "usr" / "local").mkdir(parents=True)
-    (s / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
     (s / "etc" / "cudaenv" / "config").write_text(
         f"# the fleet's settings\nroot = /srv/cudaenv\nmirror = {inst.server.url}\n")
     for k in ("CUDAENV_ROOT", "CUDAENV_MIRROR"):
