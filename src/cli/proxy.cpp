@@ -4,7 +4,6 @@
 #include "core/activate/selection.hpp"
 #include "core/activate/shims.hpp"
 #include "core/install/install.hpp"
-#include "core/manifest/codec.hpp"
 #include "core/text.hpp"
 
 #include <unistd.h>
@@ -36,6 +35,53 @@ find_on_path(const std::string& path, const std::string& tool, const std::string
     return {};
 }
 
+/// With no cudaenv version selected: the machine's own `tool`, found on PATH past the shims.
+int exec_system(Context& ctx,
+                const std::string& tool,
+                const std::string& shims,
+                std::vector<char*>& args) {
+    std::string real = find_on_path(ctx.getenv("PATH").value_or(""), tool, shims);
+    if (real.empty()) {
+        *ctx.err << "cudaenv: error: '" << tool
+                 << "' is not on PATH and no cudaenv version is selected\n"
+                 << "help: cudaenv use SPEC, or cudaenv global SPEC\n";
+        return 127;
+    }
+    args[0] = real.data(); // the tool sees where it really is (nvcc finds its toolkit so)
+    ::execv(real.c_str(), args.data());
+    *ctx.err << "cudaenv: error: cannot run '" << real << "': " << std::strerror(errno) << "\n";
+    return 126;
+}
+
+/// `tool` of the selected version, with CUDA_HOME and CUDA_PATH set to it.
+int exec_in_version(Context& ctx,
+                    const store::Root& root,
+                    const activate::Selection& sel,
+                    const std::string& tool,
+                    std::vector<char*>& args) {
+    auto prefix = root.version_dir(*sel.version);
+    auto real = prefix / "bin" / tool;
+    if (::access(real.c_str(), X_OK) != 0) {
+        std::string have = join(install::versions_having(root, fs::path("bin") / tool));
+        *ctx.err << "cudaenv: error: '" << tool << "' is not in " << *sel.version << " (set by "
+                 << sel.origin_text() << ")\n"
+                 << (have.empty() ? "help: no installed version has it\n"
+                                  : "help: it is in: " + have + "\n");
+        return 127;
+    }
+    ::setenv("CUDA_HOME", prefix.c_str(), 1);
+    ::setenv("CUDA_PATH", prefix.c_str(), 1);
+    // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
+    // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims
+    // folder for its bin/ -- no headers, or another CUDA's nvcc.profile.
+    std::string real_str = real.string();
+    args[0] = real_str.data();
+    ::execv(real.c_str(), args.data());
+    *ctx.err << "cudaenv: error: cannot run '" << real.string() << "': " << std::strerror(errno)
+             << "\n";
+    return 126;
+}
+
 } // namespace
 
 int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
@@ -55,55 +101,18 @@ int run_proxy(Context& ctx, const std::string& tool, int argc, char** argv) {
     }
     auto root = ctx.root();
     // Exact version names need no manifests; a SPEC in .cuda-version reads the framework tables.
-    auto sel = activate::select(root, {}, ctx.env, ctx.cwd);
-    if (!sel && sel.error().code == ErrorCode::not_found) {
-        auto fws = manifest::load_frameworks(ctx.manifests_path(),
-                                             activate::selected_framework_name(ctx.env, ctx.cwd));
-        if (fws) {
-            sel = activate::select(root, *fws, ctx.env, ctx.cwd);
-        }
-    }
+    auto sel = activate::select_lazily(
+        root, [&ctx] { return ctx.manifests_path(); }, ctx.env, ctx.cwd);
     if (!sel) {
         report_error(ctx, sel.error(), tool);
         return 127;
     }
     std::vector<char*> args(argv, argv + argc);
     args.push_back(nullptr);
-    std::string shims = activate::shims_dir(root).string();
     if (!sel->version) {
-        std::string real = find_on_path(ctx.getenv("PATH").value_or(""), tool, shims);
-        if (real.empty()) {
-            *ctx.err << "cudaenv: error: '" << tool
-                     << "' is not on PATH and no cudaenv version is selected\n"
-                     << "help: cudaenv use SPEC, or cudaenv global SPEC\n";
-            return 127;
-        }
-        args[0] = real.data(); // the tool sees where it really is (nvcc finds its toolkit so)
-        ::execv(real.c_str(), args.data());
-        *ctx.err << "cudaenv: error: cannot run '" << real << "': " << std::strerror(errno) << "\n";
-        return 126;
+        return exec_system(ctx, tool, activate::shims_dir(root).string(), args);
     }
-    auto prefix = root.version_dir(*sel->version);
-    auto real = prefix / "bin" / tool;
-    if (::access(real.c_str(), X_OK) != 0) {
-        std::string have = join(install::versions_having(root, fs::path("bin") / tool));
-        *ctx.err << "cudaenv: error: '" << tool << "' is not in " << *sel->version << " (set by "
-                 << sel->origin_text() << ")\n"
-                 << (have.empty() ? "help: no installed version has it\n"
-                                  : "help: it is in: " + have + "\n");
-        return 127;
-    }
-    ::setenv("CUDA_HOME", prefix.c_str(), 1);
-    ::setenv("CUDA_PATH", prefix.c_str(), 1);
-    // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
-    // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims
-    // folder for its bin/ -- no headers, or another CUDA's nvcc.profile.
-    std::string real_str = real.string();
-    args[0] = real_str.data();
-    ::execv(real.c_str(), args.data());
-    *ctx.err << "cudaenv: error: cannot run '" << real.string() << "': " << std::strerror(errno)
-             << "\n";
-    return 126;
+    return exec_in_version(ctx, root, *sel, tool, args);
 }
 
 } // namespace cudaenv::cli

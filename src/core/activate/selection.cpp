@@ -2,6 +2,7 @@
 
 #include "../fs.hpp"
 #include "../install/install.hpp"
+#include "../manifest/codec.hpp"
 #include "../spec.hpp"
 
 #include <algorithm>
@@ -237,6 +238,19 @@ Result<Selection> select(const store::Root& root,
     }
     s.version = *v;
     return s;
+}
+
+Result<Selection> select_lazily(const store::Root& root,
+                                const std::function<fs::path()>& manifests,
+                                const std::map<std::string, std::string>& env,
+                                const fs::path& cwd) {
+    auto sel = select(root, {}, env, cwd);
+    if (!sel && sel.error().code == ErrorCode::not_found) {
+        if (auto fws = manifest::load_frameworks(manifests(), selected_framework_name(env, cwd))) {
+            sel = select(root, *fws, env, cwd);
+        }
+    }
+    return sel;
 }
 
 std::optional<Version> parse_tensorflow_pin(std::string_view text, std::size_t* line_out) {

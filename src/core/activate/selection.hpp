@@ -10,6 +10,7 @@
 #include "../store/root.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,15 @@ Result<Selection> select(const store::Root& root,
                          const std::vector<manifest::Framework>& frameworks,
                          const std::map<std::string, std::string>& env,
                          const std::filesystem::path& cwd);
+
+/// select() as the hot paths (the shim, the shell hook) call it: first without the framework
+/// tables (an exact version name needs none); when a SPEC here needs them, again with only the
+/// framework it names read from the manifests folder `manifests()` returns. That folder is asked
+/// for only then: choosing it reads the channel's sets, which the common case never needs.
+Result<Selection> select_lazily(const store::Root& root,
+                                const std::function<std::filesystem::path()>& manifests,
+                                const std::map<std::string, std::string>& env,
+                                const std::filesystem::path& cwd);
 
 /// Finds a tensorflow pin in one requirement-file text ("tensorflow==2.13.1",
 /// "tensorflow[and-cuda]~=2.15", "tensorflow-gpu = \"==2.10\"", "- tensorflow=2.13").
