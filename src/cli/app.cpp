@@ -182,8 +182,10 @@ int split_exec(Context& ctx, int argc, char** argv) {
 
 } // namespace
 
-int run(Context& ctx, int argc, char** argv) {
-    CLI::App app{"cudaenv: install and switch NVIDIA CUDA and cuDNN versions", "cudaenv"};
+namespace {
+
+/// The global options and every command of the registry, with their aliases.
+void build_app(CLI::App& app, Context& ctx) {
     app.add_flag("--json", ctx.json, "print one JSON document on stdout");
     app.add_flag("--no-color", ctx.no_color, "no colour");
     app.add_option("--manifests", ctx.manifests_dir, "use the manifests in DIR (CUDAENV_MANIFESTS)")
@@ -211,17 +213,48 @@ int run(Context& ctx, int argc, char** argv) {
     app.require_subcommand(0, 1);
     // Set after the commands, which would otherwise inherit it: each has its own examples.
     app.footer(k_footer);
-    if (command_index(argc, argv) >= argc) {
-        // Bare `cudaenv` (or only global options): the help, exit 0, as pyenv and rustup do.
-        bool only_flags = true;
-        for (int i = 1; i < argc; ++i) {
-            std::string a = argv[i];
-            only_flags = only_flags && a != "--version" && a != "-h" && a != "--help";
+}
+
+/// Bare `cudaenv`, or only global options other than --version and --help: the help, exit 0,
+/// as pyenv and rustup do.
+bool wants_bare_help(int argc, char** argv) {
+    if (command_index(argc, argv) < argc) {
+        return false;
+    }
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--version" || a == "-h" || a == "--help") {
+            return false;
         }
-        if (only_flags) {
-            *ctx.out << app.help();
-            return 0;
-        }
+    }
+    return true;
+}
+
+/// A parse error as a usage error (exit 2) with the hints that help: the option meant, and the
+/// command's --help.
+int parse_error(
+    Context& ctx, const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+    std::string msg = e.what();
+    auto err = Error(ErrorCode::usage, msg.empty() ? "invalid command line" : msg);
+    if (auto hint = option_hint(app, argc, argv)) {
+        err = std::move(err).with_hint(*hint);
+    }
+    int i = command_index(argc, argv);
+    return report_error(ctx,
+                        std::move(err).with_hint(i < argc
+                                                     ? "cudaenv " + std::string(argv[i]) + " --help"
+                                                     : "cudaenv --help"),
+                        "");
+}
+
+} // namespace
+
+int run(Context& ctx, int argc, char** argv) {
+    CLI::App app{"cudaenv: install and switch NVIDIA CUDA and cuDNN versions", "cudaenv"};
+    build_app(app, ctx);
+    if (wants_bare_help(argc, argv)) {
+        *ctx.out << app.help();
+        return 0;
     }
     if (auto err = unknown_command(argc, argv)) {
         return report_error(ctx, *err, "");
@@ -242,17 +275,7 @@ int run(Context& ctx, int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e, *ctx.out, *ctx.err);
     } catch (const CLI::ParseError& e) {
-        std::string msg = e.what();
-        auto err = Error(ErrorCode::usage, msg.empty() ? "invalid command line" : msg);
-        if (auto hint = option_hint(app, argc, argv)) {
-            err = std::move(err).with_hint(*hint);
-        }
-        int i = command_index(argc, argv);
-        return report_error(
-            ctx,
-            std::move(err).with_hint(i < argc ? "cudaenv " + std::string(argv[i]) + " --help"
-                                              : "cudaenv --help"),
-            "");
+        return parse_error(ctx, app, e, argc, argv);
     }
     return ctx.exit_code;
 }

@@ -1,14 +1,12 @@
 // cudaenv env [SPEC] [--shell bash|zsh|fish|lmod|tcl]: the version's environment as shell code
 // (or as a modulefile).
+#include "core/ops/env.hpp"
+
 #include "../hook.hpp"
 #include "common.hpp"
-#include "core/activate/bridges.hpp"
 #include "core/activate/environment.hpp"
 #include "core/activate/modulefile.hpp"
-#include "core/doctor/pci_chips.hpp"
 #include "core/fs.hpp"
-#include "core/store/records.hpp"
-#include "core/sys/gpus.hpp"
 #include "registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,93 +19,32 @@ namespace cudaenv::cli {
 
 namespace {
 
-/// The machine's target: .cuda-version's `sm =` / `driver =` lines, else the GPUs and driver
-/// present (read from sysfs and /proc under CUDAENV_SYSROOT).
-Result<activate::Target> target_of(Context& ctx) {
-    activate::Target t;
-    if (auto file = activate::find_version_file(ctx.cwd)) {
-        auto text = CUDAENV_TRY(read_text_file(*file));
-        t = CUDAENV_TRY(activate::parse_target(text, file->string()));
-    }
-    auto machine = sys::read_machine_gpus(ctx.sysroot());
-    if (t.sms.empty()) {
-        std::string chips;
-        for (const auto& g : machine.gpus) {
-            if (auto chip = doctor::chip_of_device(g.device)) {
-                t.sms.push_back(chip->compute_capability);
-                chips += (chips.empty() ? "" : ", ") + g.address + " " + std::string(chip->chip);
-            }
-        }
-        std::sort(t.sms.begin(), t.sms.end());
-        t.sms.erase(std::unique(t.sms.begin(), t.sms.end()), t.sms.end());
-        t.sms_from = "the GPUs present (" + chips + ")";
-    }
-    if (!t.driver && machine.driver) {
-        t.driver = machine.driver;
-        t.driver_from = "the loaded driver";
-    }
-    return t;
-}
-
 int run_bridge(const std::string& tool,
                const std::string& shell,
                const std::string& spec,
                Context& ctx) {
-    auto p = ops::prefix_of(ctx, spec);
-    if (!p) {
-        return report_error(ctx, p.error(), "env");
-    }
-    auto record = store::read_version_record(*p);
-    auto cuda = record ? Version::try_parse(record->cuda) : std::nullopt;
-    if (!cuda) {
-        return report_error(
-            ctx,
-            Error(ErrorCode::not_found,
-                  "env --for " + tool + ": " + p->string() + " has no cudaenv version record")
-                .with_hint("select a version cudaenv installed: cudaenv use 12.4"),
-            "env");
-    }
-    auto cat = ctx.catalog(); // the CUDA releases too: a build's driver minimum
-    if (!cat) {
-        return report_error(ctx, cat.error(), "env");
-    }
-    auto target = target_of(ctx);
-    if (!target) {
-        return report_error(ctx, target.error(), "env");
-    }
-    std::optional<std::string> file_text;
-    auto project = ctx.cwd;
-    if (auto file = activate::find_version_file(ctx.cwd)) {
-        if (auto text = read_text_file(*file); text) {
-            if (auto written = activate::parse_version_file(*text, file->string())) {
-                file_text = *written;
-            }
-        }
-        project = file->parent_path();
-    }
-    auto pin = activate::framework_pin(**cat, file_text, project, ctx.env);
-    auto bridge = activate::bridge_for(tool, *cuda, **cat, pin, *target);
-    if (!bridge) {
-        return report_error(ctx, bridge.error(), "env");
+    auto out = ops::bridge_env(ctx, tool, spec);
+    if (!out) {
+        return report_error(ctx, out.error(), "env");
     }
     if (ctx.json) {
         nlohmann::json vars = nlohmann::json::object();
-        for (const auto& [k, v] : bridge->vars) {
+        for (const auto& [k, v] : out->bridge.vars) {
             vars[k] = v;
         }
         emit_json(ctx,
                   {{"command", "env"},
                    {"ok", true},
                    {"for", tool},
-                   {"cuda", cuda->str()},
+                   {"cuda", out->cuda.str()},
                    {"env", vars},
-                   {"notes", bridge->notes}});
+                   {"notes", out->bridge.notes}});
         return 0;
     }
-    for (const auto& n : bridge->notes) {
+    for (const auto& n : out->bridge.notes) {
         *ctx.err << "cudaenv: " << (n.rfind("warning: ", 0) == 0 ? "" : "note: ") << n << "\n";
     }
-    for (const auto& [k, v] : bridge->vars) {
+    for (const auto& [k, v] : out->bridge.vars) {
         *ctx.out << (shell == "fish" ? "set -gx " + k + " " : "export " + k + "=") << q(v) << ";\n";
     }
     return 0;

@@ -26,36 +26,46 @@ struct ReportCli {
     std::string dir;
 };
 
-int run_report(const ReportCli& o, Context& ctx) {
-    auto report = doctor::read_fleet_reports(o.dir);
-    if (!report) {
-        return report_error(ctx, report.error(), "report");
+void report_json(Context& ctx, const doctor::FleetReport& report, int code) {
+    json hosts = json::array();
+    for (const auto& r : report.hosts) {
+        hosts.push_back({{"host", r.host},
+                         {"gpus", r.gpus},
+                         {"driver", r.driver == "-" ? json() : json(r.driver)},
+                         {"cuda", r.cuda == "-" ? json() : json(r.cuda)},
+                         {"cudnn", r.cudnn == "-" ? json() : json(r.cudnn)},
+                         {"failures", r.failures},
+                         {"warnings", r.warnings},
+                         {"worst", r.worst},
+                         {"problem", r.problem.empty() ? json() : json(r.problem)}});
     }
-    const auto& rows = report->hosts;
-    std::size_t failing = report->failing, warning = report->warning;
-    int code = failing > 0 ? 1 : 0;
-    if (ctx.json) {
-        json hosts = json::array();
-        for (const auto& r : rows) {
-            hosts.push_back({{"host", r.host},
-                             {"gpus", r.gpus},
-                             {"driver", r.driver == "-" ? json() : json(r.driver)},
-                             {"cuda", r.cuda == "-" ? json() : json(r.cuda)},
-                             {"cudnn", r.cudnn == "-" ? json() : json(r.cudnn)},
-                             {"failures", r.failures},
-                             {"warnings", r.warnings},
-                             {"worst", r.worst},
-                             {"problem", r.problem.empty() ? json() : json(r.problem)}});
-        }
-        emit_json(
-            ctx,
-            {{"command", "report"},
-             {"ok", code == 0},
-             {"hosts", hosts},
-             {"totals", {{"hosts", rows.size()}, {"failing", failing}, {"warning", warning}}}});
-        return code;
+    emit_json(ctx,
+              {{"command", "report"},
+               {"ok", code == 0},
+               {"hosts", hosts},
+               {"totals",
+                {{"hosts", report.hosts.size()},
+                 {"failing", report.failing},
+                 {"warning", report.warning}}}});
+}
+
+/// A host's worst finding as one cell: "id: finding", the reason its report is unreadable, or -.
+std::string worst_cell(const doctor::HostReport& r) {
+    std::string worst =
+        !r.problem.empty()  ? r.problem
+        : r.worst.is_null() ? "-"
+        : r.worst["id"].is_string() && r.worst["finding"].is_string()
+            ? r.worst["id"].get<std::string>() + ": " + r.worst["finding"].get<std::string>()
+            : "-";
+    worst = printable(worst);
+    if (worst.size() > 100) {
+        worst = worst.substr(0, 97) + "...";
     }
-    std::ostream& out = *ctx.out;
+    return worst;
+}
+
+void report_table(std::ostream& out, const doctor::FleetReport& report) {
+    const auto& rows = report.hosts;
     std::size_t wh = 4;
     std::size_t wg = 4;
     for (const auto& r : rows) {
@@ -68,24 +78,27 @@ int run_report(const ReportCli& o, Context& ctx) {
         << std::setw(6) << "WARN"
         << "WORST FINDING\n";
     for (const auto& r : rows) {
-        std::string worst =
-            !r.problem.empty()  ? r.problem
-            : r.worst.is_null() ? "-"
-            : r.worst["id"].is_string() && r.worst["finding"].is_string()
-                ? r.worst["id"].get<std::string>() + ": " + r.worst["finding"].get<std::string>()
-                : "-";
-        worst = printable(worst);
-        if (worst.size() > 100) {
-            worst = worst.substr(0, 97) + "...";
-        }
         out << std::left << std::setw(static_cast<int>(wh + 2)) << r.host
             << std::setw(static_cast<int>(wg + 2)) << r.gpus << std::setw(12) << r.driver
             << std::setw(9) << r.cuda << std::setw(12) << r.cudnn << std::setw(6)
             << (r.problem.empty() ? std::to_string(r.failures) : "?") << std::setw(6)
-            << (r.problem.empty() ? std::to_string(r.warnings) : "?") << worst << "\n";
+            << (r.problem.empty() ? std::to_string(r.warnings) : "?") << worst_cell(r) << "\n";
     }
-    out << rows.size() << " hosts: " << failing << " failing, " << warning << " with warnings, "
-        << rows.size() - failing - warning << " clean\n";
+    out << rows.size() << " hosts: " << report.failing << " failing, " << report.warning
+        << " with warnings, " << rows.size() - report.failing - report.warning << " clean\n";
+}
+
+int run_report(const ReportCli& o, Context& ctx) {
+    auto report = doctor::read_fleet_reports(o.dir);
+    if (!report) {
+        return report_error(ctx, report.error(), "report");
+    }
+    int code = report->failing > 0 ? 1 : 0;
+    if (ctx.json) {
+        report_json(ctx, *report, code);
+    } else {
+        report_table(*ctx.out, *report);
+    }
     return code;
 }
 
