@@ -1,0 +1,111 @@
+#include "bundle.hpp"
+
+#include "core/channel/keys.hpp"
+#include "core/channel/sets.hpp"
+#include "core/channel/update.hpp"
+#include "core/fs.hpp"
+#include "core/manifest/codec.hpp"
+#include "core/manifest/gpu_support.hpp"
+#include "core/sys/dynlib.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace cudaenv::ops {
+
+namespace {
+
+/// A new file that must not exist (a key is never overwritten), written whole.
+Status write_new_file(const std::string& path, const std::string& text, unsigned mode) {
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (!fd.valid()) {
+        return Error(errno == EEXIST ? ErrorCode::conflict : ErrorCode::filesystem,
+                     "cannot create '" + path + "': " + errno_text(errno))
+            .with_hint("a key file is never overwritten; choose another --out");
+    }
+    if (::fchmod(fd.get(), mode) != 0 ||
+        ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+        ::fsync(fd.get()) != 0) {
+        int err = errno;
+        ::unlink(path.c_str());
+        return Error(ErrorCode::filesystem, "cannot write '" + path + "': " + errno_text(err));
+    }
+    return Ok{};
+}
+
+} // namespace
+
+Result<channel::PublicKey> keygen(const std::string& out, const std::string& comment) {
+    CUDAENV_TRY(sys::load(sys::k_crypto));
+    if (out.empty()) {
+        return Error(ErrorCode::usage,
+                     "keygen needs --out PREFIX (writes PREFIX.secret and PREFIX.pub)");
+    }
+    auto secret = CUDAENV_TRY(channel::generate_secret_key(comment));
+    auto pub = CUDAENV_TRY(channel::public_key_of(secret));
+    CUDAENV_TRY(write_new_file(out + ".secret", channel::format_secret_key(secret), 0600));
+    CUDAENV_TRY(write_new_file(out + ".pub", channel::format_public_key(pub), 0644));
+    return pub;
+}
+
+Result<MadeBundle> make_bundle(Session& session, const MakeBundle& o) {
+    CUDAENV_TRY(sys::load(sys::k_crypto));
+    if (o.out.empty() || o.keys.empty()) {
+        return Error(ErrorCode::usage, "make needs --key SECRET (one or more) and --out FILE");
+    }
+    std::filesystem::path from =
+        o.from.empty() ? session.manifests_floor() : std::filesystem::path(o.from);
+    auto release = CUDAENV_TRY(channel::read_release(from));
+    std::vector<channel::SecretKey> keys;
+    for (const auto& k : o.keys) {
+        auto text = CUDAENV_TRY(read_text_file(k));
+        keys.push_back(CUDAENV_TRY(channel::parse_secret_key(text, k)));
+    }
+    // what is signed must load: the same checks every cudaenv makes before using it
+    auto files = CUDAENV_TRY(manifest::read_manifest_dir(from));
+    CUDAENV_TRY(manifest::parse_catalog(files, from.string()));
+    CUDAENV_TRY(manifest::load_gpu_support(from));
+    MadeBundle made;
+    channel::BundleInfo& info = made.info;
+    info.serial = o.serial ? o.serial : release.serial;
+    if (info.serial == 0) {
+        return Error(ErrorCode::usage,
+                     "'" + (from / channel::k_release_file).string() +
+                         "' gives no serial; bump it there (or pass --serial)");
+    }
+    std::time_t now = std::time(nullptr);
+    info.created = channel::format_utc(now);
+    info.expires = channel::format_utc(now + static_cast<std::time_t>(o.valid_days) * 86400);
+    info.requires_version = !o.requires_version.empty()         ? o.requires_version
+                            : !release.requires_version.empty() ? release.requires_version
+                                                                : "0.1.0";
+    auto bytes = CUDAENV_TRY(channel::make_bundle(files, info, keys));
+    CUDAENV_TRY(write_file_atomic(o.out, bytes, 0644));
+    made.files = files.size();
+    made.bytes = bytes.size();
+    made.signatures = keys.size();
+    return made;
+}
+
+Result<channel::Bundle> verify_bundle(Session& session,
+                                      const std::string& file,
+                                      const std::vector<std::string>& keys,
+                                      const std::string& cudaenv_version) {
+    CUDAENV_TRY(sys::load(sys::k_crypto));
+    if (file.empty()) {
+        return Error(ErrorCode::usage, "verify needs FILE");
+    }
+    channel::Trust trust;
+    trust.keys = CUDAENV_TRY(channel::trusted_keys(session.sysroot()));
+    for (const auto& k : keys) {
+        auto text = CUDAENV_TRY(read_text_file(k));
+        trust.keys.push_back(CUDAENV_TRY(channel::parse_public_key(text, k)));
+    }
+    trust.now = std::time(nullptr);
+    trust.cudaenv_version = cudaenv_version;
+    return channel::verify_bundle_file(file, trust);
+}
+
+} // namespace cudaenv::ops
