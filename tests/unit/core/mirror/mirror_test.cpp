@@ -149,6 +149,24 @@ TEST_F(Mirror, AWrongFileAtAPathIsReplaced) {
     EXPECT_EQ(test::read_all(path), served().at("/cuda/redist/redistrib_11.8.0.json"));
 }
 
+TEST_F(Mirror, AFileOfTheRightSizeButOtherBytesIsReplaced) {
+    ASSERT_TRUE(mirror::mirror(dir(), all_files(), options));
+    auto f = file("cuda/redist/cuda_cudart/linux-x86_64/cudart-11.8.89-archive.tar.xz");
+    std::string same_size = served().at("/" + f.path);
+    same_size[100] = 'X';
+    { std::ofstream(dir() / f.path, std::ios::trunc) << same_size; }
+    options.dry_run = true;
+    auto dry = mirror::mirror(dir(), {f}, options);
+    ASSERT_TRUE(dry) << dry.error().full_message();
+    EXPECT_TRUE(dry->changed);
+    EXPECT_FALSE(dry->files[0].present);
+    options.dry_run = false;
+    auto again = mirror::mirror(dir(), {f}, options);
+    ASSERT_TRUE(again) << again.error().full_message();
+    EXPECT_TRUE(again->files[0].downloaded);
+    EXPECT_EQ(test::read_all(dir() / f.path), served().at("/" + f.path));
+}
+
 TEST_F(Mirror, AFileThatFailsLeavesNothingAtItsPathButTheOthersAreRecorded) {
     fail_cudnn = true;
     options.jobs = 1;
