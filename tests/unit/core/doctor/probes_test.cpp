@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -729,6 +730,388 @@ TEST(DoctorManifests, TodayIsTheOverrideOnlyWhenItIsADate) {
     ASSERT_NE(fixed.cuda_release_for(*Version::try_parse("12.4")), nullptr);
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.4"))->version.str(), "12.4.1");
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("4.0")), nullptr);
+}
+
+// ---- arch, pcie, thermal, mig: what NVML and sysfs say about each GPU ----
+
+/// The NVML answer for the fixture's A100 with `extra` lines for GPU 0.
+std::string nvml_with(const std::string& extra) {
+    return "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
+           "gpu.0.name=NVIDIA A100-SXM4-40GB\ngpu.0.bus_id=00000000:65:00.0\n" +
+           extra;
+}
+
+TEST_F(DoctorProbes, ArchWithinTheSelectedCudasRange) {
+    auto f = probe(checks::arch);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) sm_80 within CUDA 12.4's sm_50 to sm_90");
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_EQ(f.details[0], "GPU 0 (NVIDIA A100-SXM4-40GB): compute capability 8.0 (from NVML)");
+}
+
+TEST_F(DoctorProbes, ArchOlderThanTheRangeFailsAndNewerWarns) {
+    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
+    children.answer("nvml", nvml, nvml_with("gpu.0.cc=3.5\n"));
+    auto f = probe(checks::arch);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "GPU 0 (NVIDIA A100-SXM4-40GB) sm_35 is older than CUDA 12.4 supports (sm_50 to "
+              "sm_90)");
+    // the edges of the range are inside it
+    children.answer("nvml", nvml, nvml_with("gpu.0.cc=5.0\n"));
+    EXPECT_EQ(probe(checks::arch).status, Status::ok);
+    children.answer("nvml", nvml, nvml_with("gpu.0.cc=9.0\n"));
+    EXPECT_EQ(probe(checks::arch).status, Status::ok);
+    children.answer("nvml", nvml, nvml_with("gpu.0.cc=10.0\n"));
+    f = probe(checks::arch);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary,
+                  "GPU 0 (NVIDIA A100-SXM4-40GB) sm_100 is newer than CUDA 12.4's newest target "
+                  "(sm_90)");
+}
+
+TEST_F(DoctorProbes, ArchFallsBackToTheGpuTableAndThePciId) {
+    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
+    children.answer("nvml", nvml, nvml_with("")); // no gpu.0.cc
+    auto f = probe(checks::arch);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], "compute capability 8.0 (from the GPU table)");
+    // no NVML at all and no name: the PCI device id's chip family
+    children.answers.erase("nvml " + nvml);
+    f = probe(checks::arch);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], "compute capability 8.0 (from PCI device");
+    // without a toolkit there is no range to judge by
+    remove("/usr/local/cuda");
+    EXPECT_EQ(probe(checks::arch).status, Status::skip);
+}
+
+TEST_F(DoctorProbes, PcieNarrowLinkWarnsAndFullLinkIsOk) {
+    std::string dev = "/sys/bus/pci/devices/0000:65:00.0/";
+    EXPECT_EQ(probe(checks::pcie).status, Status::skip); // no link files in the fixture
+    write(dev + "current_link_width", "16\n");
+    write(dev + "max_link_width", "16\n");
+    write(dev + "current_link_speed", "16.0 GT/s PCIe\n");
+    write(dev + "max_link_speed", "16.0 GT/s PCIe\n");
+    auto f = probe(checks::pcie);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "every GPU's link at its full width");
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], ": x16 at 16 GT/s (the GPU can do x16 at 16 GT/s)");
+    write(dev + "current_link_width", "8\n");
+    f = probe(checks::pcie);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "GPU 0 (");
+    EXPECT_HAS(f.summary, "runs at x8 of x16: host-to-device bandwidth is lower");
+    EXPECT_HAS(f.fix, "x16 slot");
+}
+
+TEST_F(DoctorProbes, PcieSlowerNowIsOnlyANoteButASlowSlotWarns) {
+    // the device below a bridge, as sysfs links it
+    remove("/sys/bus/pci/devices/0000:65:00.0");
+    std::string real = "/sys/devices/pci0000:64/0000:64:02.0/0000:65:00.0/";
+    write(real + "vendor", "0x10de\n");
+    write(real + "class", "0x030200\n");
+    write(real + "device", "0x20b0\n");
+    write(real + "current_link_width", "16\n");
+    write(real + "max_link_width", "16\n");
+    write(real + "current_link_speed", "2.5 GT/s PCIe\n"); // idle
+    write(real + "max_link_speed", "16.0 GT/s PCIe\n");
+    write("/sys/devices/pci0000:64/0000:64:02.0/max_link_speed", "16.0 GT/s PCIe\n");
+    link("/sys/bus/pci/devices/0000:65:00.0",
+         "../../../devices/pci0000:64/0000:64:02.0/0000:65:00.0");
+    auto f = probe(checks::pcie);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    bool noted = false;
+    for (const auto& d : f.details) {
+        noted = noted || d.find("below its top speed now") != std::string::npos;
+    }
+    EXPECT_TRUE(noted);
+    write("/sys/devices/pci0000:64/0000:64:02.0/max_link_speed", "8.0 GT/s PCIe\n");
+    f = probe(checks::pcie);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_HAS(f.summary, "sits in a 8 GT/s slot (the GPU can do 16 GT/s)");
+}
+
+TEST_F(DoctorProbes, ThermalByTemperatureAndThrottleReasons) {
+    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
+    EXPECT_EQ(probe(checks::thermal).status, Status::skip); // the fixture reports none
+    children.answer(
+        "nvml", nvml, nvml_with("gpu.0.temperature=55\ngpu.0.slowdown_temperature=90\n"));
+    auto f = probe(checks::thermal);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "temperatures normal, no thermal or hardware throttling");
+    // 5 degrees below the slowdown is near it; 6 is not
+    children.answer(
+        "nvml", nvml, nvml_with("gpu.0.temperature=84\ngpu.0.slowdown_temperature=90\n"));
+    EXPECT_EQ(probe(checks::thermal).status, Status::ok);
+    children.answer(
+        "nvml", nvml, nvml_with("gpu.0.temperature=85\ngpu.0.slowdown_temperature=90\n"));
+    f = probe(checks::thermal);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary,
+                  "GPU 0 (NVIDIA A100-SXM4-40GB) at 85 °C is near its slowdown temperature");
+    // without a slowdown threshold, 85 °C is the line
+    children.answer("nvml", nvml, nvml_with("gpu.0.temperature=84\n"));
+    EXPECT_EQ(probe(checks::thermal).status, Status::ok);
+    children.answer("nvml", nvml, nvml_with("gpu.0.temperature=85\n"));
+    EXPECT_EQ(probe(checks::thermal).status, Status::warn);
+    // a hardware thermal slowdown (0x40) at a cool temperature still warns
+    children.answer("nvml",
+                    nvml,
+                    nvml_with("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
+                              "gpu.0.throttle_reasons=72\n")); // 0x48
+    f = probe(checks::thermal);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary,
+                  "GPU 0 (NVIDIA A100-SXM4-40GB) is throttled (hardware slowdown, hardware "
+                  "thermal slowdown) at 60 °C");
+    // the power cap (0x4) alone is normal under load
+    children.answer("nvml",
+                    nvml,
+                    nvml_with("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
+                              "gpu.0.throttle_reasons=4\n"));
+    f = probe(checks::thermal);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], "clock event reasons 0x4 (power cap: normal under full load)");
+}
+
+TEST_F(DoctorProbes, ThermalAndMigSkipWithoutNvml) {
+    children.answers.erase("nvml " + std::string(k_lib) + "/libnvidia-ml.so.1");
+    for (auto* p : {checks::thermal, checks::mig}) {
+        auto f = probe(p);
+        EXPECT_EQ(f.status, Status::skip);
+        EXPECT_STARTS(f.summary, "NVML is not available: ");
+    }
+}
+
+TEST_F(DoctorProbes, MigOnPendingAndOff) {
+    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
+    auto f = probe(checks::mig);
+    EXPECT_EQ(f.status, Status::ok);
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], ": MIG not supported");
+    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=0\ngpu.0.mig_pending=0\n"));
+    f = probe(checks::mig);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary, "MIG off on every GPU");
+    children.answer("nvml",
+                    nvml,
+                    nvml_with("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n"
+                              "gpu.0.mig.0=1g.5gb\ngpu.0.mig.1=3g.20gb\n"));
+    f = probe(checks::mig);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_STARTS(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) is in MIG mode with 2 instances");
+    EXPECT_STARTS(f.fix, "if the whole card is wanted: sudo nvidia-smi -i 0 -mig 0");
+    ASSERT_EQ(f.details.size(), 1u);
+    EXPECT_HAS(f.details[0], "MIG on, instances: 1g.5gb, 3g.20gb");
+    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=0\ngpu.0.mig_pending=1\n"));
+    f = probe(checks::mig);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) has a MIG change pending a GPU reset");
+}
+
+// ---- compiler: the host compiler nvcc will call ----
+
+TEST_F(DoctorProbes, CompilerWithinTheLimitIsOk) {
+    EXPECT_EQ(probe(checks::compiler).status, Status::skip); // no gcc or clang on PATH
+    write("/usr/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
+    children.programs["/usr/bin/gcc"] = exited(0, "13.2.0\n");
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "gcc 13.2.0 within what CUDA 12.4's nvcc accepts");
+    ASSERT_FALSE(f.details.empty());
+    EXPECT_EQ(f.details.back(), "/usr/bin/gcc: gcc 13.2.0; CUDA 12.4 accepts up to 13");
+    EXPECT_TRUE(children.ran("-dumpfullversion"));
+}
+
+TEST_F(DoctorProbes, CompilerTooNewWarnsWithAFixThisNvccObeys) {
+    write("/usr/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
+    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary,
+              "gcc 14.2.0 is newer than CUDA 12.4 accepts (<= 13): nvcc stops with \"unsupported "
+              "GNU version\"");
+    // this nvcc does not read NVCC_CCBIN: the fix goes through the flags
+    EXPECT_HAS(f.fix, "export NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-13'");
+    // one that does is told NVCC_CCBIN
+    write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
+    fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
+    f = probe(checks::compiler);
+    EXPECT_HAS(f.fix, "export NVCC_CCBIN=/usr/bin/g++-13");
+}
+
+TEST_F(DoctorProbes, CompilerFollowsCcbinInTheFlags) {
+    write("/usr/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
+    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
+    write("/opt/gcc12/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "opt/gcc12/bin/gcc", fs::perms::owner_all);
+    children.programs["/opt/gcc12/bin/gcc"] = exited(0, "12.3.0\n");
+    env["NVCC_PREPEND_FLAGS"] = "-O2 --compiler-bindir='/opt/gcc12/bin'";
+    env["NVCC_CCBIN"] = "/usr/bin/gcc";
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "gcc 12.3.0 within what CUDA 12.4's nvcc accepts");
+    EXPECT_NE(std::find(f.details.begin(),
+                        f.details.end(),
+                        "NVCC_PREPEND_FLAGS gives -ccbin /opt/gcc12/bin"),
+              f.details.end());
+    EXPECT_NE(std::find(f.details.begin(),
+                        f.details.end(),
+                        "NVCC_CCBIN=/usr/bin/gcc (the -ccbin flag wins over it)"),
+              f.details.end());
+}
+
+TEST_F(DoctorProbes, CompilerNvccCcbinIgnoredByAnNvccThatDoesNotReadIt) {
+    write("/usr/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
+    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
+    write("/opt/gcc12/bin/gcc", "#!/bin/sh\n");
+    children.programs["/opt/gcc12/bin/gcc"] = exited(0, "12.3.0\n");
+    env["NVCC_CCBIN"] = "/opt/gcc12/bin/gcc";
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::warn) << f.summary; // the gcc on PATH is what nvcc calls
+    EXPECT_NE(std::find(f.details.begin(),
+                        f.details.end(),
+                        "NVCC_CCBIN=/opt/gcc12/bin/gcc is ignored: CUDA 12.4's nvcc does not "
+                        "read NVCC_CCBIN"),
+              f.details.end());
+    write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
+    fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
+    f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "gcc 12.3.0 within what CUDA 12.4's nvcc accepts");
+}
+
+TEST_F(DoctorProbes, CompilerATooNewClangAloneIsOnlyANote) {
+    write("/usr/bin/gcc", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
+    children.programs["/usr/bin/gcc"] = exited(0, "12.3.0\n");
+    write("/usr/bin/clang", "#!/bin/sh\n");
+    fs::permissions(sys / "usr/bin/clang", fs::perms::owner_all);
+    children.programs["/usr/bin/clang"] = exited(0, "19.1.0\n");
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "gcc 12.3.0, clang 19.1.0 within what CUDA 12.4's nvcc accepts");
+    EXPECT_NE(std::find(f.details.begin(),
+                        f.details.end(),
+                        "clang 19.1.0 is newer than CUDA 12.4 accepts (<= 17)"),
+              f.details.end());
+}
+
+// ---- cudnn: where it is found when the toolkit has none ----
+
+TEST_F(DoctorProbes, CudnnFromTheLoaderWhenTheToolkitHasNone) {
+    for (const char* sub : {"libcudnn",
+                            "libcudnn_graph",
+                            "libcudnn_engines_precompiled",
+                            "libcudnn_engines_runtime_compiled",
+                            "libcudnn_heuristic",
+                            "libcudnn_ops",
+                            "libcudnn_cnn",
+                            "libcudnn_adv"}) {
+        remove(std::string(k_cuda) + "/lib64/" + sub + ".so.9");
+    }
+    children.ld_cache =
+        cache_line("libcudart.so.12", std::string(k_cuda) + "/lib64/libcudart.so.12");
+    auto f = probe(checks::cudnn);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_STARTS(f.summary, "no cuDNN with the selected toolkit or on the loader path");
+    // a system cuDNN the loader knows
+    std::string sys_lib = std::string(k_lib) + "/libcudnn.so.9";
+    write(sys_lib, "elf");
+    children.ld_cache += cache_line("libcudnn.so.9", sys_lib);
+    children.answer("cudnn", sys_lib, "loaded=1\nversion=90101\ncudart_version=12020\n");
+    f = probe(checks::cudnn);
+    ASSERT_FALSE(f.details.empty());
+    EXPECT_STARTS(f.details[0],
+                  "libcudnn: " + std::string(k_lib) + "/libcudnn.so.9 (found by the loader");
+}
+
+TEST_F(DoctorProbes, CudnnTheLoaderPicksAnotherVersionThanTheToolkits) {
+    std::string other = "/opt/cudnn/lib/libcudnn.so.9";
+    write(other, "elf");
+    children.answer("cudnn", other, "loaded=1\nversion=90000\ncudart_version=12020\n");
+    env["LD_LIBRARY_PATH"] = "/opt/cudnn/lib";
+    auto f = probe(checks::cudnn);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "programs load cuDNN 9.0.0 from /opt/cudnn/lib/libcudnn.so.9, not the selected "
+              "9.1.1 in /usr/local/cuda-12.4/lib64");
+}
+
+// ---- frameworks: what the active Python environment will load ----
+
+class DoctorFrameworks : public DoctorProbes {
+  protected:
+    static constexpr const char* k_site = "/venv/lib/python3.11/site-packages";
+
+    void SetUp() override {
+        DoctorProbes::SetUp();
+        fs::create_directories(sys / "venv/lib/python3.11/site-packages");
+        env["VIRTUAL_ENV"] = "/venv";
+    }
+
+    void dist(const std::string& name, const std::string& version) {
+        write(std::string(k_site) + "/" + name + "-" + version + ".dist-info/METADATA",
+              "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n");
+    }
+};
+
+TEST_F(DoctorFrameworks, NoEnvironmentOrNoFrameworkIsASkip) {
+    env.erase("VIRTUAL_ENV");
+    auto f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_STARTS(f.summary, "no active Python environment found");
+    env["VIRTUAL_ENV"] = "/venv";
+    f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_EQ(f.summary, "no TensorFlow, PyTorch or JAX in " + std::string(k_site));
+}
+
+TEST_F(DoctorFrameworks, TensorflowCpuInsteadOfTensorflowWarns) {
+    dist("tensorflow_cpu", "2.13.0");
+    auto f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary,
+              "tensorflow-cpu 2.13.0 is installed instead of tensorflow: TensorFlow will never "
+              "use the GPU");
+    EXPECT_EQ(f.fix,
+              "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==2.13.0'");
+}
+
+TEST_F(DoctorFrameworks, TensorflowWithoutBuildInfoOrCpuOnlyWarns) {
+    dist("tensorflow", "2.13.0");
+    auto f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "tensorflow 2.13.0 has no build_info.py");
+    write(std::string(k_site) + "/tensorflow/python/platform/build_info.py",
+          "is_cuda_build = False\n");
+    f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary, "tensorflow 2.13.0 is a CPU-only build");
+    EXPECT_EQ(f.fix, "pip install 'tensorflow[and-cuda]==2.13.0'");
+}
+
+TEST_F(DoctorFrameworks, TensorflowForACudaThatWillNotLoadFails) {
+    // TF 2.13 was built with CUDA 11.8; the machine has only CUDA 12's runtime
+    dist("tensorflow", "2.13.0");
+    write(std::string(k_site) + "/tensorflow/python/platform/build_info.py",
+          "build_info = {'cuda_version': '11.8', 'cudnn_version': '8', 'is_cuda_build': True}\n"
+          "is_cuda_build = True\ncuda_version = '11.8'\ncudnn_version = '8'\n");
+    auto f = probe(checks::frameworks);
+    EXPECT_EQ(f.status, Status::fail) << f.summary;
+    EXPECT_STARTS(f.summary,
+                  "tensorflow 2.13.0 needs CUDA 11.8 (libcudart.so.11.0) but none will load: it "
+                  "falls back to the CPU");
+    EXPECT_EQ(f.fix, "cudaenv install tf-2.13 && cudaenv use tf-2.13");
 }
 
 } // namespace
