@@ -12,8 +12,9 @@ constexpr const char* k_forms = "a SPEC is tf-2.13, torch-2.5, torch-2.5+cu121, 
                                 "11.8.0, cuda-11.8, cudnn-8.6 (with --cuda) or 11.8+cudnn-8.6";
 
 Error spec_error(std::string_view text, const std::string& why) {
-    return Error(ErrorCode::usage, "invalid SPEC '" + printable(text) + "': " + why)
-        .with_hint(k_forms);
+    // a SPEC may come from a file: quoted 120 bytes at most
+    std::string shown = printable(text.substr(0, 120)) + (text.size() > 120 ? "..." : "");
+    return Error(ErrorCode::usage, "invalid SPEC '" + shown + "': " + why).with_hint(k_forms);
 }
 
 Result<Version> version_part(std::string_view spec,

@@ -191,11 +191,13 @@ std::vector<RecordedPin> recorded_pins(const store::Root& root, std::vector<fs::
             continue;
         }
         fs::path dir = rec->dir;
-        auto file = read_text_file(dir / k_version_file);
+        auto file = read_version_file(dir / k_version_file);
         auto written = file ? parse_version_file(*file, (dir / k_version_file).string())
-                            : Result<std::string>(Error(ErrorCode::not_found, "gone"));
+                            : Result<std::string>(file.error());
         if (!written) {
-            if (stale && !file) {
+            // gone or unreadable: the pin is stale; there but not a version file (too large,
+            // damaged): the project's to fix, and its pin stays
+            if (stale && !file && file.error().code != ErrorCode::usage) {
                 stale->push_back(it->path());
             }
             continue;
@@ -241,7 +243,7 @@ project_request(const manifest::Catalog& catalog,
                 const fs::path& cwd,
                 const std::map<std::string, std::string>& env) {
     if (auto file = find_version_file(cwd)) {
-        auto text = CUDAENV_TRY(read_text_file(*file));
+        auto text = CUDAENV_TRY(read_version_file(*file));
         auto written = CUDAENV_TRY(parse_version_file(text, file->string()));
         return std::optional<ProjectRequest>(ProjectRequest{written, file->string()});
     }

@@ -70,9 +70,15 @@ std::string first_word(const std::string& text) {
 /// A version name or SPEC as written: letters, digits and "._+-=@:~" only, never "." or "..".
 /// A NUL once cut the name short so that versions/ itself was "selected"; control bytes were
 /// echoed raw to the terminal.
+/// No version or SPEC is longer (the longest real one, "tensorflow-2.13+cudnn-8.9.7.29", is 30).
+constexpr std::size_t k_max_written = 128;
+
 bool plain_version_text(std::string_view s) {
     if (s.empty() || s == "." || s == "..") {
         return false;
+    }
+    if (s.size() > k_max_written) {
+        return false; // and never echoed whole: every message about it quotes 120 bytes at most
     }
     return std::all_of(s.begin(), s.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
@@ -83,11 +89,29 @@ bool plain_version_text(std::string_view s) {
 Error bad_version_text(std::string_view written, const std::string& where) {
     return Error(ErrorCode::usage,
                  where + " names '" + printable(written.substr(0, 120)) +
-                     "', which is no version or SPEC (control bytes or characters no version has)")
+                     (written.size() > 120 ? "...'" : "'") +
+                     ", which is no version or SPEC (too long, control bytes or characters no "
+                     "version has)")
         .with_hint("cudaenv use SPEC rewrites it, or delete it");
 }
 
 } // namespace
+
+Result<std::string> read_version_file(const fs::path& file) {
+    auto text = read_file_prefix(file, k_max_version_file + 1);
+    if (!text) {
+        return read_text_file(file); // cannot be opened: the error names why
+    }
+    if (text->size() > k_max_version_file) {
+        return Error(ErrorCode::usage,
+                     "'" + file.string() + "' is larger than " +
+                         std::to_string(k_max_version_file / 1024) +
+                         " KiB: no .cuda-version cudaenv reads is")
+            .with_hint("a .cuda-version holds a SPEC and optional `sm =` / `driver =` lines; "
+                       "cudaenv use SPEC rewrites it, or delete it");
+    }
+    return std::move(*text);
+}
 
 Result<std::string> parse_version_file(std::string_view text, const std::string& where) {
     std::string written = first_word(std::string(text));
@@ -191,7 +215,7 @@ std::string selected_framework_name(const std::map<std::string, std::string>& en
     if (auto it = env.find("CUDAENV_VERSION"); it != env.end() && !trim(it->second).empty()) {
         written = trim(it->second);
     } else if (auto file = find_version_file(cwd)) {
-        if (auto text = read_text_file(*file)) {
+        if (auto text = read_version_file(*file)) {
             if (auto w = parse_version_file(*text, file->string())) {
                 written = *w;
             }
@@ -213,11 +237,8 @@ Result<Selection> select(const store::Root& root,
             return bad_version_text(s.written, "CUDAENV_VERSION");
         }
     } else if (auto file = find_version_file(cwd)) {
-        auto text = read_text_file(*file);
-        if (!text) {
-            return std::move(text).error();
-        }
-        s.written = CUDAENV_TRY(parse_version_file(*text, "'" + file->string() + "'"));
+        auto text = CUDAENV_TRY(read_version_file(*file));
+        s.written = CUDAENV_TRY(parse_version_file(text, "'" + file->string() + "'"));
         s.origin = Selection::Origin::file;
         s.source = *file;
     } else if (auto global = CUDAENV_TRY(store::effective_global(root)); global.version) {

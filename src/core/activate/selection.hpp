@@ -37,6 +37,14 @@ std::optional<std::filesystem::path> find_version_file(const std::filesystem::pa
 /// version text (letters, digits, "._+-=@:~"). `where` names the file in errors (exit 2).
 Result<std::string> parse_version_file(std::string_view text, const std::string& where);
 
+/// The most of a .cuda-version anyone reads: the shim reads it at every call, so a huge or
+/// endless file (a sparse 1 GiB one) must cost nothing.
+inline constexpr std::size_t k_max_version_file = 64 * 1024;
+
+/// A .cuda-version's text: at most k_max_version_file bytes are read; a larger file is a usage
+/// error naming it (exit 2), as is any other .cuda-version cudaenv cannot read.
+Result<std::string> read_version_file(const std::filesystem::path& file);
+
 /// Maps what a user wrote to an installed version, reading only the installed versions' records
 /// and the framework tables (fast enough for shims): an installed version's exact name; a CUDA
 /// (`11.8`), a pair (`11.8+cudnn-8.6`) or a framework (`tf-2.13`, through its tested pair) matched

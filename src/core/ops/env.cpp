@@ -15,7 +15,7 @@ namespace cudaenv::ops {
 Result<activate::Target> target_here(Session& session) {
     activate::Target t;
     if (auto file = activate::find_version_file(session.cwd)) {
-        auto text = CUDAENV_TRY(read_text_file(*file));
+        auto text = CUDAENV_TRY(activate::read_version_file(*file));
         t = CUDAENV_TRY(activate::parse_target(text, file->string()));
     }
     auto machine = sys::read_machine_gpus(session.sysroot());
@@ -53,7 +53,7 @@ bridge_env(Session& session, const std::string& tool, const std::string& spec) {
     std::optional<std::string> file_text;
     auto project = session.cwd;
     if (auto file = activate::find_version_file(session.cwd)) {
-        if (auto text = read_text_file(*file); text) {
+        if (auto text = activate::read_version_file(*file); text) {
             if (auto written = activate::parse_version_file(*text, file->string())) {
                 file_text = *written;
             }

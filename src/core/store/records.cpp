@@ -242,7 +242,7 @@ Result<PinRecord> decode_pin_record(std::string_view text, const std::string& or
     json j = legacy ? raw : CUDAENV_TRY(open_document(text, origin, k_pin_schema));
     PinRecord r;
     r.dir = CUDAENV_TRY(Fields(j, origin).string("dir"));
-    if (r.dir.front() != '/') {
+    if (r.dir.empty() || r.dir.front() != '/') {
         return Error(ErrorCode::integrity, origin + ": 'dir' is not an absolute path");
     }
     return r;
