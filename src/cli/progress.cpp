@@ -21,14 +21,7 @@ std::string bar(double frac, int width) {
 
 } // namespace
 
-void ProgressReporter::on_event(const install::Event& e) {
-    if (m_quiet) {
-        return;
-    }
-    std::lock_guard<std::mutex> g(m_mu);
-    if (m_finished) {
-        return; // a worker's late event: the summary (and perhaps the error) is already printed
-    }
+ProgressReporter::Row& ProgressReporter::row_for(const install::Event& e) {
     auto it = m_index.find(e.component);
     if (it == m_index.end()) {
         it = m_index.emplace(e.component, m_rows.size()).first;
@@ -39,11 +32,10 @@ void ProgressReporter::on_event(const install::Event& e) {
         row.started = std::chrono::steady_clock::now();
         m_rows.push_back(std::move(row));
     }
-    Row& r = m_rows[it->second];
-    if (!e.note.empty()) {
-        m_err << (m_tty ? "\r\x1b[K" : "") << "cudaenv: warning: " << e.component << " "
-              << e.version << ": " << e.note << "\n";
-    }
+    return m_rows[it->second];
+}
+
+void ProgressReporter::advance(Row& r, const install::Event& e) {
     using K = install::Event::Kind;
     switch (e.kind) {
     case K::reused:
@@ -82,20 +74,41 @@ void ProgressReporter::on_event(const install::Event& e) {
         r.state = "failed";
         break;
     }
-    if (!m_tty) {
-        if (e.kind == K::done || e.kind == K::reused) {
-            auto secs =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
-            char t[32];
-            std::snprintf(t, sizeof t, "%.1f s", secs);
-            m_err << "cudaenv: " << r.component << " " << r.version << ": "
-                  << (e.kind == K::reused ? std::string("already in the store")
-                                          : human_size(r.bytes) + " verified and extracted in " + t)
-                  << "\n";
-        }
+}
+
+void ProgressReporter::log_line(const Row& r, const install::Event& e) {
+    using K = install::Event::Kind;
+    if (e.kind != K::done && e.kind != K::reused) {
         return;
     }
-    redraw(e.kind != K::progress);
+    auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f s", secs);
+    m_err << "cudaenv: " << r.component << " " << r.version << ": "
+          << (e.kind == K::reused ? std::string("already in the store")
+                                  : human_size(r.bytes) + " verified and extracted in " + t)
+          << "\n";
+}
+
+void ProgressReporter::on_event(const install::Event& e) {
+    if (m_quiet) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(m_mu);
+    if (m_finished) {
+        return; // a worker's late event: the summary (and perhaps the error) is already printed
+    }
+    Row& r = row_for(e);
+    if (!e.note.empty()) {
+        m_err << (m_tty ? "\r\x1b[K" : "") << "cudaenv: warning: " << e.component << " "
+              << e.version << ": " << e.note << "\n";
+    }
+    advance(r, e);
+    if (!m_tty) {
+        log_line(r, e);
+        return;
+    }
+    redraw(e.kind != install::Event::Kind::progress);
 }
 
 void ProgressReporter::redraw(bool force) {

@@ -39,6 +39,12 @@ class ProgressReporter {
     };
 
     void redraw(bool force);
+    /// The row of the event's component, made on its first event.
+    Row& row_for(const install::Event& e);
+    /// The row moved on by the event: its state, bytes and times.
+    void advance(Row& r, const install::Event& e);
+    /// Without a terminal: one line per archive done or reused.
+    void log_line(const Row& r, const install::Event& e);
     /// "all: 1.2 GiB/3.4 GiB  85.1 MiB/s  ETA 27s" across every archive.
     std::string overall(std::chrono::steady_clock::time_point now) const;
 

@@ -193,6 +193,32 @@ void print_framework(std::ostream& out, const ops::AvailableFramework& f) {
     }
 }
 
+/// One framework's release rows for `list --available --json`.
+nlohmann::json framework_rows_json(const ops::AvailableFramework& f) {
+    using nlohmann::json;
+    json rows = json::array();
+    for (const auto& row : f.rows) {
+        const auto& r = *row.release;
+        json j{{"series", r.series.str()},
+               {"tested", r.tested.str()},
+               {"cuda", r.cuda.str()},
+               {"cudnn", r.cudnn.size() ? json(r.cudnn.str()) : json(nullptr)},
+               {"python", r.python},
+               {"installed", row.installed},
+               {"runfile_only", row.runfile_only}};
+        if (!r.variants.empty()) {
+            json tags = json::array();
+            for (const auto& v : r.variants) {
+                tags.push_back(v.tag);
+            }
+            j["builds"] = tags;
+            j["default_build"] = r.default_variant;
+        }
+        rows.push_back(j);
+    }
+    return rows;
+}
+
 nlohmann::json availability_json(const ops::Availability& a) {
     using nlohmann::json;
     json doc{{"command", "list"}, {"ok", true}};
@@ -229,27 +255,7 @@ nlohmann::json availability_json(const ops::Availability& a) {
     if (a.has_frameworks) {
         json fws = json::array();
         for (const auto& f : a.frameworks) {
-            json rows = json::array();
-            for (const auto& row : f.rows) {
-                const auto& r = *row.release;
-                json j{{"series", r.series.str()},
-                       {"tested", r.tested.str()},
-                       {"cuda", r.cuda.str()},
-                       {"cudnn", r.cudnn.size() ? json(r.cudnn.str()) : json(nullptr)},
-                       {"python", r.python},
-                       {"installed", row.installed},
-                       {"runfile_only", row.runfile_only}};
-                if (!r.variants.empty()) {
-                    json tags = json::array();
-                    for (const auto& v : r.variants) {
-                        tags.push_back(v.tag);
-                    }
-                    j["builds"] = tags;
-                    j["default_build"] = r.default_variant;
-                }
-                rows.push_back(j);
-            }
-            fws.push_back({{"name", f.framework->name}, {"releases", rows}});
+            fws.push_back({{"name", f.framework->name}, {"releases", framework_rows_json(f)}});
         }
         doc["frameworks"] = fws;
     }

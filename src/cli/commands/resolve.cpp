@@ -48,37 +48,41 @@ nlohmann::json artifact_json(const ResolvedArchive& a) {
     return j;
 }
 
-nlohmann::json resolution_json(const Resolution& r) {
+nlohmann::json framework_json(const Resolution& r) {
     using nlohmann::json;
-    json j{{"command", "resolve"}, {"ok", true}, {"spec", r.spec}, {"version", r.version_name()}};
-    if (r.framework) {
-        const auto& fr = *r.framework_release;
-        j["framework"] = json{{"name", r.framework->name},
-                              {"requested", r.framework_version->str()},
-                              {"series", fr.series.str()},
-                              {"tested", fr.tested.str()},
-                              {"cuda", fr.cuda.str()},
-                              {"cudnn", fr.cudnn.str()},
-                              {"python", fr.python},
-                              {"compiler", fr.compiler}};
-        if (const auto* v = r.framework_variant) {
-            json sources = json::object();
-            for (const auto& [what, src] : v->sources) {
-                sources[what] = json{{"text", src.text}, {"primary", src.primary}};
-            }
-            json variant{
-                {"tag", v->tag},
-                {"default", v->tag == fr.default_variant},
-                {"cuda", v->cuda.str()},
-                {"cuda_is_minimum", v->cuda_floor},
-                {"cudnn", v->cudnn ? json(v->cudnn->str()) : json(nullptr)},
-                {"cudnn_below", v->cudnn_below ? json(v->cudnn_below->str()) : json(nullptr)},
-                {"pins", v->pins},
-                {"pins_are", v->cuda_floor ? "minimums" : "exact"},
-                {"sources", sources}};
-            j["framework"]["variant"] = variant;
+    json out;
+    const auto& fr = *r.framework_release;
+    out = json{{"name", r.framework->name},
+               {"requested", r.framework_version->str()},
+               {"series", fr.series.str()},
+               {"tested", fr.tested.str()},
+               {"cuda", fr.cuda.str()},
+               {"cudnn", fr.cudnn.str()},
+               {"python", fr.python},
+               {"compiler", fr.compiler}};
+    if (const auto* v = r.framework_variant) {
+        json sources = json::object();
+        for (const auto& [what, src] : v->sources) {
+            sources[what] = json{{"text", src.text}, {"primary", src.primary}};
         }
+        json variant{{"tag", v->tag},
+                     {"default", v->tag == fr.default_variant},
+                     {"cuda", v->cuda.str()},
+                     {"cuda_is_minimum", v->cuda_floor},
+                     {"cudnn", v->cudnn ? json(v->cudnn->str()) : json(nullptr)},
+                     {"cudnn_below", v->cudnn_below ? json(v->cudnn_below->str()) : json(nullptr)},
+                     {"pins", v->pins},
+                     {"pins_are", v->cuda_floor ? "minimums" : "exact"},
+                     {"sources", sources}};
+        out["variant"] = variant;
     }
+    return out;
+}
+
+/// The "cuda" and "cudnn" members: each release, and how it is known (its manifest, or NVIDIA's
+/// index alone).
+void releases_json(nlohmann::json& j, const Resolution& r) {
+    using nlohmann::json;
     const auto& c = *r.cuda;
     auto index_json = [](const manifest::PinnedIndex& p) {
         return json{{"path", p.index.path}, {"sha256", p.index.sha256}};
@@ -105,6 +109,16 @@ nlohmann::json resolution_json(const Resolution& r) {
     } else {
         j["cudnn"] = json();
     }
+}
+
+nlohmann::json resolution_json(const Resolution& r) {
+    using nlohmann::json;
+    json j{{"command", "resolve"}, {"ok", true}, {"spec", r.spec}, {"version", r.version_name()}};
+    if (r.framework) {
+        j["framework"] = framework_json(r);
+    }
+    releases_json(j, r);
+    const auto& c = *r.cuda;
     j["known"] = r.known();
     // every key always there (null when unknown): one schema for every release
     json driver{{"min", c.driver_min ? json(c.driver_min->str()) : json()},
@@ -132,11 +146,18 @@ nlohmann::json resolution_json(const Resolution& r) {
     return j;
 }
 
-void print_text(std::ostream& o, const Resolution& r) {
-    const auto& c = *r.cuda;
-    auto row = [&](const char* label, const std::string& value) {
+/// resolve's "  LABEL    value" lines.
+struct Rows {
+    std::ostream& o;
+
+    void operator()(const char* label, const std::string& value) const {
         o << "  " << std::left << std::setw(9) << label << value << "\n";
-    };
+    }
+};
+
+/// The first line (the framework release, or the SPEC) and the framework build's rows.
+void print_framework(const Rows& row, const Resolution& r) {
+    std::ostream& o = row.o;
     if (r.framework) {
         const auto& fr = *r.framework_release;
         o << r.framework->name << " " << r.framework_version->str() << " (tested build "
@@ -166,6 +187,11 @@ void print_text(std::ostream& o, const Resolution& r) {
     } else {
         o << r.spec << "\n";
     }
+}
+
+/// CUDA, cuDNN and the version's name.
+void print_releases(const Rows& row, const Resolution& r) {
+    const auto& c = *r.cuda;
     std::string cuda_line = c.version.str();
     if (r.cuda_index) {
         cuda_line += "  (known by NVIDIA's index only: " + r.cuda_index->index.path + ", sha256 " +
@@ -186,6 +212,10 @@ void print_text(std::ostream& o, const Resolution& r) {
         row("cuDNN", "none (add one: " + c.version.truncated(2).str() + "+cudnn-9 or --cudnn)");
     }
     row("version", r.version_name());
+}
+
+/// What the release needs of the machine: the driver, the GPUs, the host compiler.
+void print_needs(const Rows& row, const manifest::CudaRelease& c) {
     std::string driver;
     if (c.driver_min && c.driver_min_source.rfind("branch:", 0) == 0) {
         driver = c.driver_min_source.substr(7) + " or newer for full support";
@@ -210,6 +240,11 @@ void print_text(std::ostream& o, const Resolution& r) {
         }
         row("host cc", cc);
     }
+}
+
+/// The archives of the profile, each with its size, and the total.
+void print_archives(const Rows& row, const Resolution& r) {
+    std::ostream& o = row.o;
     std::string total = human_size(r.total_size);
     if (r.unknown_sizes && r.total_size == 0) {
         total = "size unknown";
@@ -231,6 +266,14 @@ void print_text(std::ostream& o, const Resolution& r) {
         }
         row("total", total + " to download");
     }
+}
+
+void print_text(std::ostream& o, const Resolution& r) {
+    Rows row{o};
+    print_framework(row, r);
+    print_releases(row, r);
+    print_needs(row, *r.cuda);
+    print_archives(row, r);
     for (const auto& n : r.notes) {
         o << "note: " << n << "\n";
     }
