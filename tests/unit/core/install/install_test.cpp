@@ -6,6 +6,7 @@
 #include "core/install/gc.hpp"
 #include "core/install/install.hpp"
 #include "core/sha256.hpp"
+#include "core/store/lock.hpp"
 #include "core/store/records.hpp"
 #include "support/tar_writer.hpp"
 #include "support/temp_dir.hpp"
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -664,4 +666,126 @@ TEST_F(Install, GcRemovesTheStoreEntryAFailedInstallLeft) {
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
     EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{"11.8.0"});
     EXPECT_TRUE(fs::exists(root.versions() / "11.8.0/lib64/libcudart.so.11.8.89"));
+}
+
+TEST_F(Install, TheGlobalVersionIsUninstalledOnlyWithForce) {
+    ASSERT_TRUE(install::install(root, cuda_only(), options));
+    store::State state;
+    state.global = "11.8.0";
+    std::ofstream(root.state_file()) << store::encode(state);
+
+    auto refused = install::uninstall(root, "11.8.0", false, std::chrono::seconds(5));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::conflict) << refused.error().full_message();
+    EXPECT_EQ(exit_code(refused.error().code), 7);
+    EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
+
+    auto forced = install::uninstall(root, "11.8.0", true, std::chrono::seconds(5));
+    ASSERT_TRUE(forced) << forced.error().full_message();
+    EXPECT_TRUE(forced->changed);
+    EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.store()), std::vector<std::string>{});
+}
+
+TEST_F(Install, WhatAKilledRunLeftIsSweptFirst) {
+    ASSERT_TRUE(root.prepare());
+    // a stage and a store entry without its record: a run killed mid-way
+    fs::create_directories(root.staging() / "cudnn-killed");
+    std::ofstream(root.staging() / "cudnn-killed" / "half") << "x";
+    fs::create_directories(root.store() / cudnn_entry() / "lib");
+
+    auto got = install::install(root, with_cudnn(), options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    expect_no_stages();
+    EXPECT_TRUE(store::read_store_record(root.store() / cudnn_entry()));
+    EXPECT_EQ(got->downloaded_bytes, cudart.size() + cudnn.size()); // the half entry is no entry
+}
+
+TEST_F(Install, ADamagedVersionIsReplacedByANewComposition) {
+    ASSERT_TRUE(install::install(root, cuda_only(), options));
+    fs::path v = root.versions() / "11.8.0";
+    std::ofstream(v / store::k_version_record) << "{not json";
+    std::ofstream(v / "stale") << "from before";
+
+    auto got = install::install(root, cuda_only(), options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    EXPECT_TRUE(got->changed);
+    EXPECT_EQ(got->downloaded_bytes, 0u); // the store entry is still good
+    auto rec = store::read_version_record(v);
+    ASSERT_TRUE(rec) << rec.error().full_message();
+    EXPECT_EQ(rec->name, "11.8.0");
+    EXPECT_FALSE(fs::exists(v / "stale"));
+    EXPECT_TRUE(fs::exists(v / "lib64/libcudart.so.11.8.89"));
+    expect_no_stages();
+    EXPECT_EQ(names_in(root.trash()), std::vector<std::string>{});
+}
+
+TEST_F(Install, AnotherRunHoldingTheLockMakesItWaitThenGiveUp) {
+    ASSERT_TRUE(root.prepare());
+    auto held = store::Lock::acquire(root.dir, std::chrono::seconds(1));
+    ASSERT_TRUE(held) << held.error().full_message();
+    options.lock_timeout = std::chrono::milliseconds(200);
+    auto got = install::install(root, cuda_only(), options);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, ErrorCode::lock_timeout) << got.error().full_message();
+    EXPECT_EQ(exit_code(got.error().code), 75);
+    EXPECT_EQ(mirror.requests(), 0u);
+    EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{});
+}
+
+TEST_F(Install, ListedVersionsCarryTheirRecords) {
+    ASSERT_TRUE(install::install(root, cuda_only(), options));
+    ASSERT_TRUE(install::install(root, with_cudnn(), options));
+    auto list = install::list_installed(root);
+    ASSERT_EQ(list.size(), 2u);
+    EXPECT_EQ(list[0].name, "11.8.0");
+    EXPECT_EQ(list[0].cudnn, "");
+    EXPECT_EQ(list[1].name, k_with_cudnn);
+    EXPECT_EQ(list[1].cuda, "11.8.0");
+    EXPECT_EQ(list[1].cudnn, "8.6.0.163");
+    EXPECT_EQ(list[1].profile, "runtime");
+    EXPECT_EQ(list[1].platform, k_platform);
+    EXPECT_EQ(list[1].prefix, root.versions() / k_with_cudnn);
+    EXPECT_GT(list[1].bytes, list[0].bytes); // cuDNN's files on top of cudart's
+    EXPECT_FALSE(list[1].upstream);
+    EXPECT_TRUE(list[1].problem.empty());
+
+    EXPECT_EQ(install::versions_having(root, "lib64/libcudnn.so.8"),
+              std::vector<std::string>{k_with_cudnn});
+    EXPECT_EQ(install::versions_having(root, "lib64/libcudart.so.11.0"),
+              (std::vector<std::string>{"11.8.0", k_with_cudnn}));
+    EXPECT_EQ(install::versions_having(root, "bin/nvcc"), std::vector<std::string>{});
+
+    std::ofstream(root.versions() / "11.8.0" / store::k_version_record) << "{not json";
+    EXPECT_EQ(install::list_installed(root).size(), 1u);
+    auto with_damaged = install::list_installed(root, true);
+    ASSERT_EQ(with_damaged.size(), 2u);
+    EXPECT_EQ(with_damaged[0].name, "11.8.0");
+    EXPECT_FALSE(with_damaged[0].problem.empty());
+}
+
+TEST_F(Install, AnUpstreamsVersionIsUsedButNotRemovedFromBelow) {
+    store::Root machine{tmp.path() / "machine", {}};
+    ASSERT_TRUE(install::install(machine, cuda_only(), options));
+    auto requests = mirror.requests();
+    root.upstreams = {machine.dir};
+
+    // the machine-wide root has it: nothing to do here
+    auto got = install::install(root, cuda_only(), options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    EXPECT_FALSE(got->changed);
+    EXPECT_EQ(got->prefix, machine.versions() / "11.8.0");
+    EXPECT_EQ(mirror.requests(), requests);
+    EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{});
+
+    auto list = install::list_installed(root);
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_TRUE(list[0].upstream);
+    EXPECT_EQ(list[0].root, machine.dir);
+
+    auto refused = install::uninstall(root, "11.8.0", false, std::chrono::seconds(5));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::filesystem) << refused.error().full_message();
+    EXPECT_TRUE(fs::exists(machine.versions() / "11.8.0" / store::k_version_record));
 }
