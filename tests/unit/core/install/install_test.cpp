@@ -789,3 +789,31 @@ TEST_F(Install, AnUpstreamsVersionIsUsedButNotRemovedFromBelow) {
     EXPECT_EQ(refused.error().code, ErrorCode::filesystem) << refused.error().full_message();
     EXPECT_TRUE(fs::exists(machine.versions() / "11.8.0" / store::k_version_record));
 }
+
+TEST_F(Install, ParallelJobsInstallTheSameVersion) {
+    options.jobs = 4;
+    std::vector<install::Event> events;
+    std::mutex mu;
+    auto got = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
+        std::lock_guard<std::mutex> g(mu);
+        events.push_back(e);
+    });
+    ASSERT_TRUE(got) << got.error().full_message();
+    EXPECT_TRUE(got->changed);
+    EXPECT_EQ(got->downloaded_bytes, cudart.size() + cudnn.size());
+    EXPECT_EQ(names_in(root.store()), (std::vector<std::string>{cudart_entry(), cudnn_entry()}));
+    EXPECT_TRUE(fs::exists(root.versions() / k_with_cudnn / "lib64/libcudnn.so.8"));
+    for (const char* component : {"cuda_cudart", "cudnn"}) {
+        std::vector<install::Event::Kind> kinds;
+        for (const auto& e : events) {
+            if (e.component == component) {
+                kinds.push_back(e.kind);
+            }
+        }
+        ASSERT_FALSE(kinds.empty()) << component;
+        EXPECT_EQ(kinds.front(), install::Event::Kind::downloading) << component;
+        EXPECT_EQ(kinds.back(), install::Event::Kind::done) << component;
+    }
+    EXPECT_EQ(names_in(root.downloads()), std::vector<std::string>{});
+    expect_no_stages();
+}
