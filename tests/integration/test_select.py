@@ -67,6 +67,26 @@ def test_a_version_file_with_control_bytes_or_no_name_is_refused_and_shown_escap
     assert shim.returncode == 127 and b"\x1b" not in shim.stderr and b"\x00" not in shim.stderr, shim
 
 
+def test_a_huge_version_file_or_word_is_refused_short_by_every_reader(two):
+    """The shim reads .cuda-version at every call: a sparse 1 GiB file that starts with a real
+    version is refused by its size (one line, exit 2), never read whole; a 60 KiB first word is
+    no version, quoted 120 bytes at most."""
+    f = two.proj / ".cuda-version"
+    f.write_text(TF213 + "\n")
+    os.truncate(f, 1 << 30)
+    for args in (("version",), ("prefix",), ("exec", "true"), ("env",), ("env", "--for", "pip")):
+        res = two(*args, cwd=two.proj)
+        assert_one_line_error(res, 2)
+        assert f"'{f}' is larger than 64 KiB" in res.err, (args, res.err)
+    shim = subprocess.run([str(two.root / "shims" / "nvcc"), "--version"], cwd=two.proj,
+                          env=two.env, capture_output=True, text=True)
+    assert shim.returncode == 127 and "larger than 64 KiB" in shim.stderr, shim
+    f.write_text("a" * (60 << 10) + "\n")
+    res = two("version", cwd=two.proj)
+    assert_one_line_error(res, 2)
+    assert len(res.err) < 1024 and "too long" in res.err, res.err[:300]
+
+
 def test_cudaenv_version_with_control_bytes_is_refused(two):
     res = two("version", cwd=two.proj, env={"CUDAENV_VERSION": "\x1b[31m" + TF213})
     assert_one_line_error(res, 2)

@@ -50,7 +50,8 @@ std::optional<FrameworkPin> framework_pin(const manifest::Catalog& catalog,
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-        auto text = read_text_file(f);
+        // a project's file, of any size: the pins are in its first MiB or nowhere cudaenv looks
+        auto text = read_file_prefix(f, std::size_t{1} << 20);
         if (!text) {
             continue;
         }
@@ -147,7 +148,7 @@ write_project_pin(const store::Root& root, const fs::path& dir, const std::strin
     PinWrite out;
     out.file = dir / k_version_file;
     std::string content = spec + "\n";
-    auto existing = read_text_file(out.file);
+    auto existing = read_version_file(out.file);
     out.changed = !(existing && *existing == content);
     if (out.changed) {
         CUDAENV_TRY(write_file_atomic(out.file, content));

@@ -5,6 +5,7 @@
 #include "core/activate/selection.hpp"
 #include "core/store/records.hpp"
 #include "core/store/state.hpp"
+#include "support/catalogs.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -16,25 +17,18 @@
 #include <vector>
 
 using namespace cudaenv;
+using test::ver;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Version ver(const char* s) {
-    return *Version::try_parse(s);
-}
 
 manifest::Catalog catalog() {
     manifest::Catalog c;
     manifest::Framework tf;
     tf.name = "tensorflow";
     tf.aliases = {"tf"};
-    manifest::FrameworkRelease r;
-    r.series = ver("2.13");
-    r.tested = ver("2.13.0");
-    r.cuda = ver("11.8");
-    r.cudnn = ver("8.6");
+    auto r = test::framework_row("2.13", "2.13.0", "11.8", "8.6");
     tf.releases.push_back(r);
     manifest::Framework torch;
     torch.name = "pytorch";

@@ -5,6 +5,7 @@
 #include "core/spec.hpp"
 #include "core/store/records.hpp"
 #include "core/store/state.hpp"
+#include "support/catalogs.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -19,14 +20,11 @@
 
 using namespace cudaenv;
 using activate::Selection;
+using test::ver;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Version ver(const char* s) {
-    return *Version::try_parse(s);
-}
 
 /// The version matched, or the error as text: a failed match fails the comparison, not the run.
 std::string picked(const Result<std::string>& r) {
@@ -60,20 +58,12 @@ std::vector<manifest::Framework> frameworks() {
     manifest::Framework tf;
     tf.name = "tensorflow";
     tf.aliases = {"tf"};
-    manifest::FrameworkRelease r213;
-    r213.series = ver("2.13");
-    r213.tested = ver("2.13.0");
-    r213.cuda = ver("11.8");
-    r213.cudnn = ver("8.6");
+    auto r213 = test::framework_row("2.13", "2.13.0", "11.8", "8.6");
     tf.releases.push_back(r213);
 
     manifest::Framework torch;
     torch.name = "torch";
-    manifest::FrameworkRelease r25;
-    r25.series = ver("2.5");
-    r25.tested = ver("2.5.1");
-    r25.cuda = ver("12.1");
-    r25.cudnn = ver("9.1");
+    auto r25 = test::framework_row("2.5", "2.5.1", "12.1", "9.1");
     manifest::FrameworkVariant cu121;
     cu121.tag = "cu121";
     cu121.cuda = ver("12.1");

@@ -7,6 +7,7 @@
 #include "core/channel/signing.hpp"
 #include "core/fs.hpp"
 #include "core/sys/dynlib.hpp"
+#include "support/catalogs.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 
 using namespace cudaenv;
+using test::ver;
 using namespace cudaenv::channel;
 namespace fs = std::filesystem;
 
@@ -287,10 +289,6 @@ TEST(Sets, ADamagedRecordIsPassedOverAndSaid) {
 
 namespace {
 
-Version ver(const char* text) {
-    return *Version::parse(text);
-}
-
 manifest::Catalog small_catalog() {
     manifest::Catalog c;
     manifest::CudaRelease cuda;
@@ -300,11 +298,7 @@ manifest::Catalog small_catalog() {
     c.cuda.push_back(cuda);
     manifest::Framework tf;
     tf.name = "tensorflow";
-    manifest::FrameworkRelease row;
-    row.series = ver("2.16");
-    row.tested = ver("2.16.1");
-    row.cuda = ver("12.3");
-    row.cudnn = ver("8.9");
+    auto row = test::framework_row("2.16", "2.16.1", "12.3", "8.9");
     tf.releases.push_back(row);
     c.frameworks.push_back(tf);
     return c;

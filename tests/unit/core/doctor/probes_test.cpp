@@ -101,6 +101,13 @@ class DoctorProbes : public ::testing::Test {
         std::ofstream(p) << text;
     }
 
+    /// An executable at `machine_path` whose run the children play as printing `out`.
+    void program(const std::string& machine_path, const std::string& out) {
+        write(machine_path, "#!/bin/sh\n");
+        fs::permissions(sys / fs::path(machine_path).relative_path(), fs::perms::owner_all);
+        children.programs[machine_path] = exited(0, out);
+    }
+
     void link(const std::string& machine_path, const std::string& target) {
         fs::path p = sys / fs::path(machine_path).relative_path();
         fs::create_directories(p.parent_path());
@@ -211,6 +218,11 @@ class DoctorProbes : public ::testing::Test {
 };
 
 #define EXPECT_STARTS(text, prefix) EXPECT_EQ((text).rfind(prefix, 0), 0u) << (text)
+
+bool has_detail(const Finding& f, const std::string& line) {
+    return std::find(f.details.begin(), f.details.end(), line) != f.details.end();
+}
+
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
 TEST_F(DoctorProbes, AHealthyMachineIsOkEverywhere) {
@@ -918,9 +930,7 @@ TEST_F(DoctorProbes, MigOnPendingAndOff) {
 
 TEST_F(DoctorProbes, CompilerWithinTheLimitIsOk) {
     EXPECT_EQ(probe(checks::compiler).status, Status::skip); // no gcc or clang on PATH
-    write("/usr/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
-    children.programs["/usr/bin/gcc"] = exited(0, "13.2.0\n");
+    program("/usr/bin/gcc", "13.2.0\n");
     auto f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "gcc 13.2.0 within what CUDA 12.4's nvcc accepts");
@@ -930,9 +940,7 @@ TEST_F(DoctorProbes, CompilerWithinTheLimitIsOk) {
 }
 
 TEST_F(DoctorProbes, CompilerTooNewWarnsWithAFixThisNvccObeys) {
-    write("/usr/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
-    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
+    program("/usr/bin/gcc", "14.2.0\n");
     auto f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_EQ(f.summary,
@@ -948,41 +956,29 @@ TEST_F(DoctorProbes, CompilerTooNewWarnsWithAFixThisNvccObeys) {
 }
 
 TEST_F(DoctorProbes, CompilerFollowsCcbinInTheFlags) {
-    write("/usr/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
-    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
-    write("/opt/gcc12/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "opt/gcc12/bin/gcc", fs::perms::owner_all);
-    children.programs["/opt/gcc12/bin/gcc"] = exited(0, "12.3.0\n");
+    program("/usr/bin/gcc", "14.2.0\n");
+    program("/opt/gcc12/bin/gcc", "12.3.0\n");
     env["NVCC_PREPEND_FLAGS"] = "-O2 --compiler-bindir='/opt/gcc12/bin'";
     env["NVCC_CCBIN"] = "/usr/bin/gcc";
     auto f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "gcc 12.3.0 within what CUDA 12.4's nvcc accepts");
-    EXPECT_NE(std::find(f.details.begin(),
-                        f.details.end(),
-                        "NVCC_PREPEND_FLAGS gives -ccbin /opt/gcc12/bin"),
-              f.details.end());
-    EXPECT_NE(std::find(f.details.begin(),
-                        f.details.end(),
-                        "NVCC_CCBIN=/usr/bin/gcc (the -ccbin flag wins over it)"),
-              f.details.end());
+    EXPECT_TRUE(has_detail(f, "NVCC_PREPEND_FLAGS gives -ccbin /opt/gcc12/bin")) << f.summary;
+    EXPECT_TRUE(has_detail(f, "NVCC_CCBIN=/usr/bin/gcc (the -ccbin flag wins over it)"))
+        << f.summary;
 }
 
 TEST_F(DoctorProbes, CompilerNvccCcbinIgnoredByAnNvccThatDoesNotReadIt) {
-    write("/usr/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
-    children.programs["/usr/bin/gcc"] = exited(0, "14.2.0\n");
+    program("/usr/bin/gcc", "14.2.0\n");
     write("/opt/gcc12/bin/gcc", "#!/bin/sh\n");
     children.programs["/opt/gcc12/bin/gcc"] = exited(0, "12.3.0\n");
     env["NVCC_CCBIN"] = "/opt/gcc12/bin/gcc";
     auto f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::warn) << f.summary; // the gcc on PATH is what nvcc calls
-    EXPECT_NE(std::find(f.details.begin(),
-                        f.details.end(),
-                        "NVCC_CCBIN=/opt/gcc12/bin/gcc is ignored: CUDA 12.4's nvcc does not "
-                        "read NVCC_CCBIN"),
-              f.details.end());
+    EXPECT_TRUE(has_detail(f,
+                           "NVCC_CCBIN=/opt/gcc12/bin/gcc is ignored: CUDA 12.4's nvcc does not "
+                           "read NVCC_CCBIN"))
+        << f.summary;
     write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
     fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
     f = probe(checks::compiler);
@@ -991,19 +987,12 @@ TEST_F(DoctorProbes, CompilerNvccCcbinIgnoredByAnNvccThatDoesNotReadIt) {
 }
 
 TEST_F(DoctorProbes, CompilerATooNewClangAloneIsOnlyANote) {
-    write("/usr/bin/gcc", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/gcc", fs::perms::owner_all);
-    children.programs["/usr/bin/gcc"] = exited(0, "12.3.0\n");
-    write("/usr/bin/clang", "#!/bin/sh\n");
-    fs::permissions(sys / "usr/bin/clang", fs::perms::owner_all);
-    children.programs["/usr/bin/clang"] = exited(0, "19.1.0\n");
+    program("/usr/bin/gcc", "12.3.0\n");
+    program("/usr/bin/clang", "19.1.0\n");
     auto f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "gcc 12.3.0, clang 19.1.0 within what CUDA 12.4's nvcc accepts");
-    EXPECT_NE(std::find(f.details.begin(),
-                        f.details.end(),
-                        "clang 19.1.0 is newer than CUDA 12.4 accepts (<= 17)"),
-              f.details.end());
+    EXPECT_TRUE(has_detail(f, "clang 19.1.0 is newer than CUDA 12.4 accepts (<= 17)")) << f.summary;
 }
 
 // ---- cudnn: where it is found when the toolkit has none ----
