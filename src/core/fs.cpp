@@ -74,13 +74,24 @@ Error fs_error(const std::string& what, const std::filesystem::path& path, int e
 
 std::optional<std::string> read_file_prefix(const std::filesystem::path& path,
                                             std::size_t max_bytes) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
         return std::nullopt;
     }
-    std::string out(max_bytes, '\0');
-    in.read(out.data(), static_cast<std::streamsize>(max_bytes));
-    out.resize(static_cast<std::size_t>(in.gcount()));
+    // what is there, up to the bound: a bound far above the usual size costs nothing (the shim
+    // reads .cuda-version this way at every call)
+    std::string out;
+    char buf[16384];
+    while (out.size() < max_bytes) {
+        ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max_bytes - out.size()));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
     return out;
 }
 
