@@ -265,6 +265,33 @@ def test_driver_installed_but_not_loaded_says_modprobe(m):
     assert "modprobe nvidia" in p["fix"]
 
 
+def test_driver_after_a_kernel_upgrade_names_dkms_and_the_headers(m):
+    m.kernel_upgraded("6.1.0-28-amd64")
+    p = expect(probe(m, "driver"), "fail", "built for kernel 6.1.0-27-amd64 only",
+               "running kernel 6.1.0-28-amd64", "kernel upgrade")
+    assert p["fix"].startswith("sudo apt install linux-headers-6.1.0-28-amd64 && sudo dkms autoinstall")
+
+
+def test_driver_with_nouveau_bound_names_nouveau_and_the_blacklist(m):
+    m.nouveau()
+    p = expect(probe(m, "driver"), "fail", "nouveau driver is loaded and holds the GPU")
+    assert "blacklist nouveau" in p["fix"] and "update-initramfs" in p["fix"]
+
+
+def test_driver_unsigned_under_secure_boot_names_secure_boot(m):
+    m.no_kernel_driver()
+    m.module_installed()
+    m.secure_boot(on=True)
+    p = expect(probe(m, "driver"), "fail", "Secure Boot is on", "is not signed")
+    assert "mokutil --import" in p["fix"]
+    m.module_installed(signed=True)
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert any("must be enrolled" in d for d in p["details"]), p
+    m.secure_boot(on=False)
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert "Secure Boot: off" in p["details"], p
+
+
 def test_driver_and_library_version_mismatch(m):
     m.gpu_conf(driver="550.90.07")
     p = expect(probe(m, "driver"), "fail", "mismatch", "550.54.15", "550.90.07")

@@ -144,6 +144,35 @@ class Machine:
         for n in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0"):
             self.remove(n)
 
+    def kernel_upgraded(self, new="6.1.0-28-amd64"):
+        """Rebooted into a newer kernel that DKMS built no nvidia module for (the module and
+        DKMS's tree are still the old kernel's)."""
+        self.no_kernel_driver()
+        old = self.p("/proc/sys/kernel/osrelease").read_text().strip()
+        self.module_installed(old)
+        self.p(f"/var/lib/dkms/nvidia/550.54.15/{old}/x86_64/module").mkdir(parents=True, exist_ok=True)
+        self.write("/proc/sys/kernel/osrelease", new + "\n")
+
+    def module_installed(self, kernel=None, signed=False):
+        """The nvidia module on disk for `kernel` (the running one by default), as DKMS installs
+        it; `signed` appends the kernel's signature trailer."""
+        kernel = kernel or self.p("/proc/sys/kernel/osrelease").read_text().strip()
+        body = b"\x7fELF nvidia module" + (b"~Module signature appended~\n" if signed else b"")
+        self.write(f"/lib/modules/{kernel}/updates/dkms/nvidia.ko", body)
+
+    def nouveau(self):
+        """nouveau bound the GPU at boot: the nvidia module is installed but not loaded."""
+        self.no_kernel_driver()
+        self.module_installed()
+        self.write("/proc/modules", "nouveau 2732032 0 - Live 0x0000000000000000\n"
+                   "drm_display_helper 184320 1 nouveau, Live 0x0000000000000000\n")
+        self.p("/sys/module/nouveau").mkdir(parents=True, exist_ok=True)
+
+    def secure_boot(self, on=True):
+        """The firmware's SecureBoot variable as efivarfs shows it: 4 attribute bytes, the value."""
+        self.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+                   b"\x06\x00\x00\x00" + (b"\x01" if on else b"\x00"))
+
     def add_gpu(self, name="NVIDIA A100-SXM4-40GB", bus="00000000:65:00.0", cc=(8, 0), mig=None,
                 mig_instances=(), temp=(45, 90), throttle=0x0):
         self.gpus.append(dict(name=name, bus=bus, cc=cc, mig=mig, mig_instances=list(mig_instances),

@@ -5,27 +5,139 @@
 #include "probes.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace cudaenv::doctor::checks {
 
 namespace {
 
-bool module_installed(Host& h) {
+/// The running kernel's release (`uname -r`), from /proc; empty when unknown.
+std::string running_kernel(Host& h) {
     auto rel = h.files().read("/proc/sys/kernel/osrelease", 256);
-    if (!rel) {
-        return false;
+    return rel ? rel->substr(0, rel->find('\n')) : std::string();
+}
+
+/// The nvidia module files for `kernel` (machine paths), in the folders modprobe finds them.
+std::vector<std::string> module_files(Host& h, const std::string& kernel) {
+    std::vector<std::string> out;
+    if (kernel.empty()) {
+        return out;
     }
-    std::string r = rel->substr(0, rel->find('\n'));
     for (const char* sub : {"updates/dkms", "kernel/drivers/video", "extra", "updates", "misc"}) {
-        std::string dir = "/lib/modules/" + r + "/" + sub;
+        std::string dir = "/lib/modules/" + kernel + "/" + sub;
         for (const auto& name : h.files().list(dir)) {
             if (name.rfind("nvidia.ko", 0) == 0) {
-                return true;
+                out.push_back(dir + "/" + name);
             }
         }
     }
-    return false;
+    return out;
+}
+
+/// The kernels DKMS built an nvidia module for (/var/lib/dkms/nvidia*/<version>/<kernel>/).
+std::vector<std::string> dkms_kernels(Host& h) {
+    std::set<std::string> out;
+    for (const auto& mod : h.files().list("/var/lib/dkms")) {
+        if (mod.rfind("nvidia", 0) != 0) {
+            continue;
+        }
+        for (const auto& ver : h.files().list("/var/lib/dkms/" + mod)) {
+            std::string dir = "/var/lib/dkms/" + mod + "/" + ver;
+            for (const auto& k : h.files().list(dir)) {
+                // kernels are folders named by release ("6.1.0-27-amd64"); build/ and source
+                // are DKMS's own
+                if (k != "build" && k != "source" && !k.empty() &&
+                    std::isdigit(static_cast<unsigned char>(k[0])) &&
+                    h.files().is_dir(dir + "/" + k)) {
+                    out.insert(k);
+                }
+            }
+        }
+    }
+    return {out.begin(), out.end()};
+}
+
+/// Secure Boot as the firmware says it (efivarfs: 4 attribute bytes, then 1 for on); none on a
+/// machine without EFI variables to read.
+std::optional<bool> secure_boot(Host& h) {
+    for (const char* dir : {"/sys/firmware/efi/efivars", "/sys/firmware/efi/vars"}) {
+        for (const auto& name : h.files().list(dir)) {
+            if (name.rfind("SecureBoot-", 0) != 0) {
+                continue;
+            }
+            std::string path = std::string(dir) + "/" + name;
+            bool legacy = std::string_view(dir).ends_with("/vars");
+            auto data = h.files().read(legacy ? path + "/data" : path, 64);
+            std::size_t at = legacy ? 0 : 4;
+            if (data && data->size() > at) {
+                return (*data)[at] == 1;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+/// Whether a module file carries a signature (the kernel's "~Module signature appended~"
+/// trailer); none for a compressed module, whose signature is inside what is compressed.
+std::optional<bool> module_signed(Host& h, const std::string& path) {
+    if (!path.ends_with(".ko")) {
+        return std::nullopt;
+    }
+    return h.files().file_contains(path, "~Module signature appended~\n");
+}
+
+bool nouveau_loaded(Host& h) {
+    if (h.files().is_dir("/sys/module/nouveau")) {
+        return true;
+    }
+    auto mods = h.files().read("/proc/modules");
+    return mods && (mods->rfind("nouveau ", 0) == 0 || mods->find("\nnouveau ") != mods->npos);
+}
+
+std::string nouveau_fix() {
+    return "blacklist nouveau: printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo "
+           "tee /etc/modprobe.d/blacklist-nouveau.conf, then sudo update-initramfs -u (dracut -f "
+           "on RHEL) and reboot";
+}
+
+/// Why an installed nvidia module does not load, when the machine shows it: nouveau holds the
+/// GPU, DKMS built the module for other kernels only (a kernel upgrade), or Secure Boot refuses
+/// an unsigned module. None when the machine shows no such cause.
+std::optional<Finding> module_blocked(Host& h, bool driver_installed) {
+    std::string kernel = running_kernel(h);
+    auto files = module_files(h, kernel);
+    if (nouveau_loaded(h) && (driver_installed || !files.empty())) {
+        return fail("the nouveau driver is loaded and holds the GPU: the nvidia module cannot "
+                    "bind it",
+                    nouveau_fix(),
+                    {"/proc/modules lists nouveau"});
+    }
+    if (files.empty()) {
+        auto built = dkms_kernels(h);
+        if (!built.empty() && !kernel.empty()) {
+            return fail("the nvidia module is built for kernel " + join(built) +
+                            " only, not the running kernel " + kernel +
+                            ": DKMS did not rebuild it after the kernel upgrade",
+                        "sudo apt install linux-headers-" + kernel +
+                            " && sudo dkms autoinstall -k " + kernel + " (RHEL: kernel-devel-" +
+                            kernel +
+                            "), then sudo modprobe nvidia; or boot the kernel it was built for",
+                        {"DKMS built: " + join(built), "running: " + kernel});
+        }
+        return std::nullopt;
+    }
+    if (secure_boot(h) == true && module_signed(h, files.front()) == false) {
+        return fail("Secure Boot is on and the nvidia module " + files.front() +
+                        " is not signed: the kernel refuses to load it (modprobe: \"Key was "
+                        "rejected by service\")",
+                    "sign the module with a Machine Owner Key and enroll it (DKMS signs with "
+                    "/var/lib/dkms/mok.key: sudo mokutil --import /var/lib/dkms/mok.pub, reboot, "
+                    "confirm in the MOK manager, then sudo dkms autoinstall), or turn Secure Boot "
+                    "off in the firmware",
+                    {"Secure Boot: on (EFI SecureBoot variable)", "module: " + files.front()});
+    }
+    return std::nullopt;
 }
 
 struct Installed {
@@ -43,10 +155,7 @@ std::vector<Installed> installed_drivers(Host& h) {
         auto v = Version::try_parse(s);
         return v && v->size() >= 2 && v->major() >= 100 ? v : std::nullopt;
     };
-    std::string kernel;
-    if (auto rel = h.files().read("/proc/sys/kernel/osrelease", 256)) {
-        kernel = rel->substr(0, rel->find('\n'));
-    }
+    std::string kernel = running_kernel(h);
     for (const auto& mod : h.files().list("/var/lib/dkms")) {
         if (mod.rfind("nvidia", 0) != 0) {
             continue;
@@ -193,10 +302,20 @@ Finding driver(Host& h) {
                     details);
             }
         }
-        if (module_installed(h)) {
+        if (auto blocked = module_blocked(h, !installed.empty())) {
+            return *blocked;
+        }
+        if (auto files = module_files(h, running_kernel(h)); !files.empty()) {
+            auto sb = secure_boot(h);
             return fail("the NVIDIA kernel module is installed but not loaded",
                         "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
-                        "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)");
+                        "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)",
+                        {"module: " + files.front(),
+                         std::string("Secure Boot: ") +
+                             (!sb   ? "unknown (no EFI variables)"
+                              : *sb ? "on (the module's key must be enrolled: mokutil "
+                                      "--list-enrolled)"
+                                    : "off")});
         }
         if (!h.facts().container().empty()) {
             return fail("no NVIDIA kernel driver visible in this " + h.facts().container() +

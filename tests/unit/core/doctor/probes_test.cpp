@@ -308,6 +308,92 @@ TEST_F(DoctorProbes, DriverNotLoadedButInstalledSaysModprobe) {
     EXPECT_STARTS(f.fix, "sudo modprobe nvidia");
 }
 
+// The classic "worked until reboot": a kernel upgrade, and DKMS built the module for the old
+// kernel only. The root cause is named, with the headers for the running kernel as the fix.
+TEST_F(DoctorProbes, DriverBuiltByDkmsForAnotherKernelOnlyNamesTheUpgrade) {
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    fs::create_directories(sys / "var/lib/dkms/nvidia/550.54.15/6.1.0-17-amd64/x86_64/module");
+    fs::create_directories(sys / "var/lib/dkms/nvidia/550.54.15/build");
+    write("/lib/modules/6.1.0-17-amd64/updates/dkms/nvidia.ko");
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the nvidia module is built for kernel 6.1.0-17-amd64 only, not the running kernel "
+              "6.1.0-18-amd64: DKMS did not rebuild it after the kernel upgrade");
+    EXPECT_STARTS(f.fix, "sudo apt install linux-headers-6.1.0-18-amd64 && sudo dkms autoinstall");
+    // built for the running kernel too: that is not the cause
+    write("/lib/modules/6.1.0-18-amd64/updates/dkms/nvidia.ko");
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+}
+
+// nouveau loaded holds the GPU: the nvidia module installed cannot bind it. Without an NVIDIA
+// driver installed, nouveau is just the driver there is.
+TEST_F(DoctorProbes, DriverNouveauHoldingTheGpuIsTheRootCause) {
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    write("/proc/modules",
+          "nouveau 2732032 0 - Live 0x0000000000000000\n"
+          "drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000\n");
+    write("/lib/modules/6.1.0-18-amd64/updates/dkms/nvidia.ko");
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the nouveau driver is loaded and holds the GPU: the nvidia module cannot bind it");
+    EXPECT_HAS(f.fix, "blacklist nouveau");
+    EXPECT_HAS(f.fix, "update-initramfs -u");
+    // no NVIDIA driver anywhere: nouveau is not the problem, the missing driver is
+    remove("/lib/modules/6.1.0-18-amd64");
+    remove(std::string(k_lib) + "/libcuda.so.1");
+    remove(std::string(k_lib) + "/libcuda.so.550.54.15");
+    remove(std::string(k_lib) + "/libnvidia-ml.so.1");
+    remove(std::string(k_lib) + "/libnvidia-ml.so.550.54.15");
+    remove("/var/lib/dkms");
+    children.ld_cache.clear();
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "no NVIDIA kernel driver: the nvidia module is not loaded");
+}
+
+// Secure Boot on (efivarfs: 4 attribute bytes, then 1) and a module without the kernel's
+// signature trailer: the kernel refuses it. Signed, or Secure Boot off, it is not the cause.
+TEST_F(DoctorProbes, DriverUnsignedModuleUnderSecureBootIsRefused) {
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    std::string ko = "/lib/modules/6.1.0-18-amd64/updates/dkms/nvidia.ko";
+    std::string var = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+    write(ko,
+          std::string("\x7f"
+                      "ELF module code",
+                      16));
+    write(var, std::string("\x06\x00\x00\x00\x01", 5));
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "Secure Boot is on and the nvidia module " + ko +
+                  " is not signed: the kernel refuses to load it (modprobe: \"Key was rejected "
+                  "by service\")");
+    EXPECT_HAS(f.fix, "mokutil --import");
+    write(ko,
+          std::string("\x7f"
+                      "ELF module code",
+                      16) +
+              "~Module signature appended~\n");
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_TRUE(has_detail(f,
+                           "Secure Boot: on (the module's key must be enrolled: mokutil "
+                           "--list-enrolled)"));
+    write(ko,
+          std::string("\x7f"
+                      "ELF module code",
+                      16));
+    write(var, std::string("\x06\x00\x00\x00\x00", 5));
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_TRUE(has_detail(f, "Secure Boot: off"));
+}
+
 TEST_F(DoctorProbes, DriverInWslIsSkipped) {
     write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
     auto f = probe(checks::driver);
