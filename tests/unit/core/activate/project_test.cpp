@@ -65,8 +65,6 @@ class Project : public ::testing::Test {
     manifest::Catalog cat = catalog();
 };
 
-} // namespace
-
 TEST_F(Project, WritingAPinWritesTheFileAndRecordsIt) {
     auto w = activate::write_project_pin(root(), proj(), "12.4");
     ASSERT_TRUE(w) << w.error().full_message();
@@ -221,3 +219,5 @@ TEST_F(Project, NeededVersionsRefuseADamagedState) {
     ASSERT_FALSE(needed);
     EXPECT_EQ(needed.error().code, ErrorCode::integrity);
 }
+
+} // namespace

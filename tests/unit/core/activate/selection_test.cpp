@@ -111,8 +111,6 @@ class Selection_ : public ::testing::Test {
     std::vector<manifest::Framework> fws = frameworks();
 };
 
-} // namespace
-
 // ---- precedence ----
 
 TEST_F(Selection_, NothingSelectedIsTheSystem) {
@@ -521,3 +519,5 @@ TEST(SelectedFrameworkName, FromTheVariableElseTheFile) {
     tmp.write("p/.cuda-version", "\x1b[31m\n");
     EXPECT_EQ(activate::selected_framework_name({}, tmp.path() / "p"), "");
 }
+
+} // namespace

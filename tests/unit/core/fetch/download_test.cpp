@@ -60,8 +60,6 @@ class Download : public ::testing::Test {
     const std::string body = body_of(100000);
 };
 
-} // namespace
-
 TEST_F(Download, AVerifiedBodyIsRenamedIntoPlace) {
     LoopbackHttp server([&](const HttpRequest&) { return HttpAnswer::ok(body); });
     std::uint64_t last_done = 0;
@@ -423,3 +421,5 @@ TEST_F(Download, FetchTextReadsASmallDocumentAndCapsIt) {
     ASSERT_FALSE(gone);
     EXPECT_EQ(gone.error().code, ErrorCode::network);
 }
+
+} // namespace

@@ -280,8 +280,6 @@ class Install : public ::testing::Test {
 
 const std::string k_with_cudnn = "11.8.0+cudnn8.6.0.163";
 
-} // namespace
-
 TEST_F(Install, PublishesAComposedVersionAndItsStoreEntries) {
     auto got = install::install(root, with_cudnn(), options);
     ASSERT_TRUE(got) << got.error().full_message();
@@ -817,3 +815,5 @@ TEST_F(Install, ParallelJobsInstallTheSameVersion) {
     EXPECT_EQ(names_in(root.downloads()), std::vector<std::string>{});
     expect_no_stages();
 }
+
+} // namespace

@@ -89,8 +89,6 @@ class Mirror : public ::testing::Test {
     mirror::Options options;
 };
 
-} // namespace
-
 TEST_F(Mirror, DownloadsEveryFileToItsPathAndRecordsIt) {
     std::mutex m;
     std::vector<mirror::Event::Kind> events;
@@ -364,3 +362,5 @@ TEST_F(Mirror, ADamagedRecordIsRewrittenByTheNextMirror) {
     ASSERT_TRUE(rec) << rec.error().full_message();
     EXPECT_EQ(rec->files.size(), 1u);
 }
+
+} // namespace
