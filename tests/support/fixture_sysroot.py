@@ -137,6 +137,18 @@ class Machine:
         self.p("/sys/module/nvidia").mkdir(parents=True, exist_ok=True)
         for n in nodes:
             self.write(n, "")
+        # the kernel log since boot, in /dev/kmsg's record format: the module loading, no Xid
+        self.write("/dev/kmsg",
+                   "6,512,4183021,-;nvidia: loading out-of-tree module taints kernel.\n"
+                   f"6,530,4400100,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  {version}\n"
+                   " SUBSYSTEM=module\n")
+
+    def xid(self, xid, bus="0000:65:00", text="", times=1):
+        """Xid events in the kernel log, as the driver writes them."""
+        with self.p("/dev/kmsg").open("a") as log:
+            for i in range(times):
+                log.write(f"4,{900 + i},{91234567 + i},-;NVRM: Xid (PCI:{bus}): {xid}, pid='<unknown>', "
+                          f"name=<unknown>, {text}\n")
 
     def no_kernel_driver(self):
         self.remove("/proc/driver/nvidia")

@@ -66,6 +66,7 @@ const Probe k_probes[] = {
     {"pcie", "GPU", "PCIe link", {"gpu"}, &checks::pcie},
     {"thermal", "GPU", "Temperature and throttling", {"gpu", "driver"}, &checks::thermal},
     {"mig", "GPU", "MIG partitioning", {"gpu", "driver"}, &checks::mig},
+    {"xid", "GPU", "Kernel log: Xid events", {"gpu"}, &checks::xid},
     {"driver", "Driver", "Kernel driver", {}, &checks::driver},
     {"libcuda", "Driver", "libcuda", {}, &checks::libcuda},
     {"driver-cuda", "Driver", "Driver against CUDA", {"driver", "toolkit"}, &checks::driver_cuda},

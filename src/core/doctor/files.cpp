@@ -91,6 +91,88 @@ bool Files::file_contains(std::string_view p, std::string_view needle) const {
     return found;
 }
 
+namespace {
+
+/// "6,1234,5678,-;NVRM: Xid ..." -> "NVRM: Xid ..."; a continuation line (" KEY=value") or a line
+/// of another shape -> nothing.
+std::optional<std::string> kmsg_message(std::string_view record) {
+    if (record.empty() || record.front() == ' ') {
+        return std::nullopt;
+    }
+    auto semi = record.find(';');
+    auto comma = record.find(',');
+    if (semi == std::string_view::npos || comma == std::string_view::npos || comma > semi) {
+        return std::nullopt;
+    }
+    auto end = record.find('\n', semi);
+    return std::string(
+        record.substr(semi + 1, end == std::string_view::npos ? end : end - semi - 1));
+}
+
+constexpr std::size_t k_max_kmsg_records = 200000;
+
+} // namespace
+
+Files::KernelLog Files::kernel_log() const {
+    KernelLog out;
+    Fd fd(::open(at("/dev/kmsg").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) {
+        int err = errno;
+        auto restrict = read("/proc/sys/kernel/dmesg_restrict", 16);
+        if (err == EPERM || err == EACCES) {
+            out.why =
+                "reading the kernel log needs root here" +
+                std::string(restrict&& restrict->rfind('1', 0) == 0 ? " (kernel.dmesg_restrict = 1)"
+                                                                    : "");
+        } else {
+            out.why = "no kernel log to read (/dev/kmsg: " + errno_text(err) + ")";
+        }
+        return out;
+    }
+
+    struct stat st {};
+
+    if (::fstat(fd.get(), &st) != 0) {
+        out.why = "cannot read /dev/kmsg: " + errno_text(errno);
+        return out;
+    }
+    out.readable = true;
+    if (!S_ISCHR(st.st_mode)) {
+        auto text = read("/dev/kmsg", 16u << 20);
+        if (!text) {
+            out.readable = false;
+            out.why = "cannot read /dev/kmsg";
+            return out;
+        }
+        for (const auto& line : detail::lines_of(*text)) {
+            if (auto m = kmsg_message(line); m && out.messages.size() < k_max_kmsg_records) {
+                out.messages.push_back(std::move(*m));
+            }
+        }
+        return out;
+    }
+    // the device: one record per read; EAGAIN at the end, EPIPE for records overwritten while
+    // reading (go on with the next)
+    char buf[8192];
+    while (out.messages.size() < k_max_kmsg_records) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && (errno == EINTR || errno == EPIPE)) {
+            continue;
+        }
+        if (n <= 0) {
+            if (n < 0 && errno != EAGAIN && out.messages.empty()) {
+                out.readable = false;
+                out.why = "cannot read /dev/kmsg: " + errno_text(errno);
+            }
+            break;
+        }
+        if (auto m = kmsg_message(std::string_view(buf, static_cast<std::size_t>(n)))) {
+            out.messages.push_back(std::move(*m));
+        }
+    }
+    return out;
+}
+
 bool Files::exists(std::string_view p) const {
     struct stat st {};
 

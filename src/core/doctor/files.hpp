@@ -46,6 +46,19 @@ class Files {
     /// Follows every link as the machine would (absolute targets stay in the sysroot).
     std::string canonical(std::string_view machine_path) const;
 
+    /// The kernel's log since boot (/dev/kmsg): each record's message, oldest first (a record's
+    /// "KEY=value" continuation lines left out). A character device is read a record per
+    /// read(2), as the kernel hands them out; a plain file (a fixture, a saved log) a line per
+    /// record. `why` says why it could not be read: reading it needs CAP_SYSLOG where
+    /// kernel.dmesg_restrict is 1.
+    struct KernelLog {
+        bool readable = false;
+        std::string why;
+        std::vector<std::string> messages;
+    };
+
+    KernelLog kernel_log() const;
+
     std::optional<std::string> env(std::string_view name) const;
     /// The first executable `tool` on PATH, as a machine path.
     std::optional<std::string> which(std::string_view tool) const;

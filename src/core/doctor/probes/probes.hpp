@@ -12,6 +12,7 @@ Finding arch(Host& h);
 Finding pcie(Host& h);
 Finding thermal(Host& h);
 Finding mig(Host& h);
+Finding xid(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);

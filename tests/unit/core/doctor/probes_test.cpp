@@ -3,11 +3,14 @@
 // `__doctor-query` child, nvcc), so no chroot, no real ldconfig and no library is loaded. Each
 // test starts from a healthy machine and breaks the one thing it is about.
 #include "core/doctor/doctor.hpp"
+#include "core/doctor/files.hpp"
 #include "core/doctor/host.hpp"
 #include "core/doctor/probes/probes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -392,6 +395,89 @@ TEST_F(DoctorProbes, DriverUnsignedModuleUnderSecureBootIsRefused) {
     f = probe(checks::driver);
     EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
     EXPECT_TRUE(has_detail(f, "Secure Boot: off"));
+}
+
+// The kernel log in /dev/kmsg's record format ("prio,seq,usec,flags;message", continuation
+// lines " KEY=value"): each Xid with what it means and its fix, the worst first.
+TEST_F(DoctorProbes, XidEventsInTheKernelLogAreNamedWithTheirFix) {
+    std::string boot = "6,512,4183021,-;nvidia: loading out-of-tree module taints kernel.\n"
+                       "6,530,4400100,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  "
+                       "550.54.15\n"
+                       " SUBSYSTEM=pci\n"
+                       " DEVICE=+pci:0000:65:00.0\n";
+    write("/dev/kmsg", boot);
+    auto f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "no Xid events since boot (2 kernel log records read)");
+    write("/dev/kmsg",
+          boot + "4,901,91234567,-;NVRM: Xid (PCI:0000:65:00): 13, pid=4242, name=python3, "
+                 "Graphics Exception: ESR 0x405840=0x3\n"
+                 "4,902,91300000,-;NVRM: Xid (PCI:0000:65:00): 79, pid='<unknown>', "
+                 "name=<unknown>, GPU has fallen off the bus.\n"
+                 "3,903,91300001,-;NVRM: GPU 0000:65:00.0: GPU has fallen off the bus.\n"
+                 "4,904,95000000,-;NVRM: Xid (PCI:0000:65:00): 79, pid='<unknown>', "
+                 "name=<unknown>, GPU has fallen off the bus.\n"
+                 "4,905,96000000,-;NVRM: Xid (0000:17:00): 48, pid=77, An uncorrectable double "
+                 "bit error\n");
+    f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::fail);
+    // the fatal ones first, by GPU and Xid; then the application's
+    EXPECT_EQ(f.summary,
+              "Xid 48 on GPU 0000:17:00 (once since boot): an uncorrectable (double-bit) ECC "
+              "memory error");
+    EXPECT_HAS(f.fix, "nvidia-smi -r");
+    ASSERT_EQ(f.more.size(), 2u);
+    EXPECT_EQ(f.more[0].summary,
+              "Xid 79 on GPU 0000:65:00 (2 times since boot): the GPU has fallen off the bus");
+    EXPECT_HAS(f.more[0].fix, "reboot");
+    EXPECT_EQ(f.more[1].status, Status::warn);
+    EXPECT_HAS(f.more[1].summary, "Xid 13 on GPU 0000:65:00 (once since boot)");
+    EXPECT_TRUE(has_detail(f, "7 kernel log records read"));
+    // an application's Xid alone is a warning; one the table does not know points to the catalog
+    write("/dev/kmsg",
+          boot + "4,950,1,-;NVRM: Xid (PCI:0000:65:00): 31, pid=1, name=a.out\n" +
+              "4,951,2,-;NVRM: Xid (PCI:0000:65:00): 999, something new\n");
+    f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::warn);
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_HAS(f.more[0].fix + f.fix, "docs.nvidia.com/deploy/xid-errors");
+    // an older driver's "fallen off the bus" without an Xid line still counts as one
+    write("/dev/kmsg", boot + "3,960,3,-;NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n");
+    f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "Xid 79 on GPU 0000:01:00 (once since boot): the GPU has fallen off the bus");
+}
+
+TEST_F(DoctorProbes, XidWithoutAKernelLogSaysWhyAndSkips) {
+    remove("/dev/kmsg");
+    auto f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_STARTS(f.summary, "no kernel log to read (/dev/kmsg: ");
+    EXPECT_HAS(f.summary, "sudo cudaenv doctor --only xid");
+}
+
+// The machine's own /dev/kmsg, read as the kernel hands it out (a record per read); where this
+// user may not read it (kernel.dmesg_restrict), the reason names root.
+TEST(DoctorKernelLog, TheRealDeviceIsReadRecordByRecordOrSaysWhyNot) {
+    HostConfig config;
+    Files files(config);
+    auto log = files.kernel_log();
+
+    struct stat st {};
+
+    if (::stat("/dev/kmsg", &st) != 0 || !S_ISCHR(st.st_mode)) {
+        EXPECT_FALSE(log.readable);
+        GTEST_SKIP() << "no /dev/kmsg device here";
+    }
+    if (!log.readable) {
+        EXPECT_NE(log.why.find("needs root"), std::string::npos) << log.why;
+        return;
+    }
+    EXPECT_FALSE(log.messages.empty());
+    for (const auto& m : log.messages) {
+        ASSERT_EQ(m.find('\n'), std::string::npos) << m; // one record, its message only
+    }
 }
 
 TEST_F(DoctorProbes, DriverInWslIsSkipped) {
