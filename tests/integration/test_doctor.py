@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 19
+    assert len(probes) == 20
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -101,7 +101,7 @@ def _normalise(text, m):
     return text
 
 
-NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid driver libcuda driver-cuda toolkit cuda-link compiler "
+NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid driver libcuda fabric driver-cuda toolkit cuda-link compiler "
                         "loader cudnn environment container wsl frameworks").split()]
 
 
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 19
+    assert res.rc == 1 and len(probes) == 20
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -298,6 +298,20 @@ def test_xid_79_in_the_kernel_log_is_the_root_cause_with_its_fix(m):
     p = expect(probe(m, "xid"), "fail", "Xid 79 on GPU 0000:65:00 (2 times since boot)",
                "fallen off the bus")
     assert "reboot" in p["fix"] and "seating" in p["fix"]
+
+
+def test_an_hgx_board_needs_the_fabric_manager_at_the_drivers_version(m):
+    expect(probe(m, "fabric"), "skip", "no NVSwitch")
+    m.hgx(fabric_manager=None)
+    p = expect(probe(m, "fabric"), "fail", "no fabric manager installed", "error 802")
+    assert "nvidia-fabricmanager-550=550.54.15-1" in p["fix"]
+    m.hgx(running=False)
+    p = expect(probe(m, "fabric"), "fail", "installed but not running")
+    assert p["fix"].startswith("sudo systemctl enable --now nvidia-fabricmanager")
+    m.hgx(fabric_manager="550.90.07")
+    expect(probe(m, "fabric"), "fail", "fabric manager 550.90.07 and driver 550.54.15 differ")
+    m.hgx()
+    expect(probe(m, "fabric"), "ok", "fabric manager 550.54.15 running for 4 NVSwitches")
 
 
 def test_driver_and_library_version_mismatch(m):
@@ -1107,7 +1121,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     p = expect(probes["libcuda"], "fail", "does not load")
     # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
     assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
-    assert len(probes) == 19 and res.rc == 1
+    assert len(probes) == 20 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

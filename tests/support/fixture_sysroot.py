@@ -143,6 +143,22 @@ class Machine:
                    f"6,530,4400100,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  {version}\n"
                    " SUBSYSTEM=module\n")
 
+    def hgx(self, switches=4, fabric_manager="550.54.15", running=True):
+        """An HGX board: NVSwitches on the PCI bus (NVIDIA, class 0x0680, H100's LS10 0x22a3) and
+        NVIDIA's fabric manager (None: not installed), its service running or not."""
+        for i in range(switches):
+            d = f"/sys/bus/pci/devices/0000:{0x05 + i:02x}:00.0"
+            self.write(f"{d}/vendor", "0x10de\n")
+            self.write(f"{d}/class", "0x068000\n")
+            self.write(f"{d}/device", "0x22a3\n")
+        self.remove("/usr/bin/nv-fabricmanager")
+        if fabric_manager:
+            self.write("/usr/bin/nv-fabricmanager",
+                       f"#!/bin/sh\necho 'Fabric Manager version is : {fabric_manager}'\n", mode=0o755)
+        self.remove("/proc/4242")
+        if fabric_manager and running:
+            self.write("/proc/4242/comm", "nv-fabricmanager\n")
+
     def xid(self, xid, bus="0000:65:00", text="", times=1):
         """Xid events in the kernel log, as the driver writes them."""
         with self.p("/dev/kmsg").open("a") as log:

@@ -69,6 +69,7 @@ const Probe k_probes[] = {
     {"xid", "GPU", "Kernel log: Xid events", {"gpu"}, &checks::xid},
     {"driver", "Driver", "Kernel driver", {}, &checks::driver},
     {"libcuda", "Driver", "libcuda", {}, &checks::libcuda},
+    {"fabric", "Driver", "NVSwitch fabric manager", {"driver"}, &checks::fabric},
     {"driver-cuda", "Driver", "Driver against CUDA", {"driver", "toolkit"}, &checks::driver_cuda},
     {"toolkit", "Toolkit", "Selected toolkit", {}, &checks::toolkit},
     {"cuda-link", "Toolkit", "/usr/local/cuda", {}, &checks::cuda_link},

@@ -13,6 +13,7 @@ Finding pcie(Host& h);
 Finding thermal(Host& h);
 Finding mig(Host& h);
 Finding xid(Host& h);
+Finding fabric(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);

@@ -480,6 +480,51 @@ TEST(DoctorKernelLog, TheRealDeviceIsReadRecordByRecordOrSaysWhyNot) {
     }
 }
 
+// An HGX board: NVSwitches (NVIDIA, PCI class 0x0680) need the fabric manager running at the
+// driver's exact version, or every CUDA call fails with 802. One child: its --version.
+TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
+    auto f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_EQ(f.summary, "no NVSwitch on the PCI bus: no fabric manager needed");
+    for (const char* sw : {"0000:05:00.0", "0000:06:00.0"}) {
+        std::string dev = std::string("/sys/bus/pci/devices/") + sw + "/";
+        write(dev + "vendor", "0x10de\n");
+        write(dev + "class", "0x068000\n");
+        write(dev + "device", "0x22a3\n");
+    }
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "this NVSwitch system has no fabric manager installed: every CUDA call fails with "
+              "error 802 (system not ready)");
+    EXPECT_HAS(f.fix, "nvidia-fabricmanager-550=550.54.15-1");
+    // installed, the driver's version, not running
+    program("/usr/bin/nv-fabricmanager", "Fabric Manager version is : 550.54.15\n");
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the fabric manager is installed but not running: every CUDA call fails with error "
+              "802 (system not ready)");
+    EXPECT_STARTS(f.fix, "sudo systemctl enable --now nvidia-fabricmanager");
+    EXPECT_TRUE(has_detail(f, "2 NVSwitches: 0000:05:00.0, 0000:06:00.0"));
+    // running: ok
+    write("/proc/4242/comm", "nv-fabricmanager\n");
+    write("/proc/1/comm", "systemd\n");
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "fabric manager 550.54.15 running for 2 NVSwitches, the driver's version");
+    // another version than the driver's: the fabric stays down
+    program("/usr/bin/nv-fabricmanager", "Fabric Manager version is : 550.90.07\n");
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "fabric manager 550.90.07 and driver 550.54.15 differ: it must be the driver's "
+              "exact version, or the fabric stays down (CUDA error 802)");
+    EXPECT_HAS(f.fix, "nvidia-fabricmanager-550=550.54.15-1");
+    ASSERT_EQ(children.calls.back(),
+              (std::vector<std::string>{sys.string() + "/usr/bin/nv-fabricmanager", "--version"}));
+}
+
 TEST_F(DoctorProbes, DriverInWslIsSkipped) {
     write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
     auto f = probe(checks::driver);
