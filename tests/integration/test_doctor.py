@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 20
+    assert len(probes) == 21
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -102,7 +102,7 @@ def _normalise(text, m):
 
 
 NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid driver libcuda fabric driver-cuda toolkit cuda-link compiler "
-                        "loader cudnn environment container wsl frameworks").split()]
+                        "loader cudnn environment container cdi wsl frameworks").split()]
 
 
 def _only_all_but_self():
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 20
+    assert res.rc == 1 and len(probes) == 21
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -312,6 +312,17 @@ def test_an_hgx_board_needs_the_fabric_manager_at_the_drivers_version(m):
     expect(probe(m, "fabric"), "fail", "fabric manager 550.90.07 and driver 550.54.15 differ")
     m.hgx()
     expect(probe(m, "fabric"), "ok", "fabric manager 550.54.15 running for 4 NVSwitches")
+
+
+def test_a_cdi_spec_made_for_another_driver_or_more_gpus_is_stale(m):
+    expect(probe(m, "cdi"), "skip", "no NVIDIA CDI spec")
+    m.write("/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15", b"")
+    m.cdi_spec()
+    expect(probe(m, "cdi"), "ok", "every path it names is there")
+    m.cdi_spec(driver="535.104.05", gpus=2)
+    p = expect(probe(m, "cdi"), "fail", "/etc/cdi/nvidia.yaml is stale: 2 paths it names are gone",
+               "/dev/nvidia1", "libcuda.so.535.104.05")
+    assert "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml" in p["fix"]
 
 
 def test_driver_and_library_version_mismatch(m):
@@ -1121,7 +1132,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     p = expect(probes["libcuda"], "fail", "does not load")
     # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
     assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
-    assert len(probes) == 20 and res.rc == 1
+    assert len(probes) == 21 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

@@ -159,6 +159,17 @@ class Machine:
         if fabric_manager and running:
             self.write("/proc/4242/comm", "nv-fabricmanager\n")
 
+    def cdi_spec(self, driver="550.54.15", gpus=1):
+        """/etc/cdi/nvidia.yaml as `nvidia-ctk cdi generate` writes it for `driver` and `gpus`."""
+        lib = "/usr/lib/x86_64-linux-gnu"
+        devices = "".join(f"- name: \"{i}\"\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia{i}\n"
+                          for i in range(gpus))
+        self.write("/etc/cdi/nvidia.yaml",
+                   "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + devices +
+                   "containerEdits:\n  deviceNodes:\n  - path: /dev/nvidiactl\n  - path: /dev/nvidia-uvm\n"
+                   f"  mounts:\n  - hostPath: {lib}/libcuda.so.{driver}\n    containerPath: {lib}/libcuda.so.{driver}\n"
+                   "    options:\n    - ro\n    - nosuid\n")
+
     def xid(self, xid, bus="0000:65:00", text="", times=1):
         """Xid events in the kernel log, as the driver writes them."""
         with self.p("/dev/kmsg").open("a") as log:

@@ -78,6 +78,7 @@ const Probe k_probes[] = {
     {"cudnn", "Libraries", "cuDNN", {"toolkit"}, &checks::cudnn},
     {"environment", "Environment", "Environment variables", {}, &checks::environment},
     {"container", "Environment", "Container", {}, &checks::container},
+    {"cdi", "Environment", "Container device specs (CDI)", {}, &checks::cdi},
     {"wsl", "Environment", "WSL2", {}, &checks::wsl},
     {"frameworks", "Frameworks", "TensorFlow, PyTorch and JAX", {}, &checks::frameworks},
     {"cudaenv", "cudaenv", "cudaenv itself", {}, &checks::self},

@@ -14,6 +14,7 @@ Finding thermal(Host& h);
 Finding mig(Host& h);
 Finding xid(Host& h);
 Finding fabric(Host& h);
+Finding cdi(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);

@@ -525,6 +525,56 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
               (std::vector<std::string>{sys.string() + "/usr/bin/nv-fabricmanager", "--version"}));
 }
 
+// A CDI spec as nvidia-ctk writes it (YAML: devices with their nodes, then the driver's files
+// as mounts). After a driver upgrade the libraries it names are gone: stale, regenerate.
+TEST_F(DoctorProbes, CdiSpecNamingGonePathsIsStale) {
+    auto f = probe(checks::cdi);
+    EXPECT_EQ(f.status, Status::skip);
+    std::string lib = std::string(k_lib) + "/libcuda.so.550.54.15";
+    auto spec = [&](const std::string& driver_lib) {
+        return "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n"
+               "  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
+               "- name: all\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
+               "containerEdits:\n  deviceNodes:\n  - path: /dev/nvidiactl\n"
+               "  - path: /dev/nvidia-uvm\n  mounts:\n  - hostPath: " +
+               driver_lib + "\n    containerPath: " + driver_lib +
+               "\n    options:\n    - ro\n    - nosuid\n";
+    };
+    write("/etc/cdi/nvidia.yaml", spec(lib));
+    f = probe(checks::cdi);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "1 NVIDIA CDI spec: every path it names is there");
+    EXPECT_TRUE(has_detail(f, "/etc/cdi/nvidia.yaml: 4 paths, 0 gone"));
+    // the driver moved on to 550.90.07: the spec still names the old library
+    write("/etc/cdi/nvidia.yaml", spec(std::string(k_lib) + "/libcuda.so.535.104.05"));
+    f = probe(checks::cdi);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "the CDI spec /etc/cdi/nvidia.yaml is stale: 1 path it names is gone (" +
+                  std::string(k_lib) +
+                  "/libcuda.so.535.104.05): containers started with it fail (a driver upgrade, "
+                  "a GPU or MIG change since it was made)");
+    EXPECT_STARTS(f.fix,
+                  "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml");
+    // a JSON spec in /var/run/cdi naming a GPU that is gone
+    write("/var/run/cdi/nvidia.com-gpu.json",
+          R"({"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[{"name":"1",)"
+          R"("containerEdits":{"deviceNodes":[{"path":"/dev/nvidia1"}]}}]})");
+    f = probe(checks::cdi);
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_HAS(f.more[0].summary,
+               "/var/run/cdi/nvidia.com-gpu.json is stale: 1 path it names is "
+               "gone (/dev/nvidia1)");
+    write("/var/run/cdi/nvidia.com-gpu.json",
+          "{\n \"kind\": \"nvidia.com/gpu\",\n \"devices\": [\n  {\"name\": \"1\",\n"
+          "   \"deviceNodes\": [\n    {\n     \"path\": \"/dev/nvidia1\"\n    }\n   ]}\n ]\n}\n");
+    f = probe(checks::cdi);
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_HAS(f.more[0].summary,
+               "/var/run/cdi/nvidia.com-gpu.json is stale: 1 path it names is "
+               "gone (/dev/nvidia1)");
+}
+
 TEST_F(DoctorProbes, DriverInWslIsSkipped) {
     write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
     auto f = probe(checks::driver);
