@@ -11,6 +11,7 @@
  *   gpu NAME...               starts a GPU; the lines below apply to it
  *   bus 00000000:65:00.0      cc 8 0      mig CURRENT PENDING      mig_instance NAME...
  *   temp CURRENT SLOWDOWN     throttle REASONS
+ *   persistence 0|1           ecc VOLATILE AGGREGATE   remap PENDING FAILED   retired_pending 0|1
  * The NVML and CUDA entry points have their real names and C signatures.
  */
 #define _GNU_SOURCE
@@ -33,6 +34,14 @@ struct gpu {
     int has_temp;
     unsigned long long throttle;
     int has_throttle;
+    unsigned persistence;
+    int has_persistence;
+    unsigned long long ecc_volatile, ecc_aggregate;
+    int has_ecc;
+    unsigned remap_pending, remap_failed;
+    int has_remap;
+    unsigned retired_pending;
+    int has_retired;
 };
 
 static struct {
@@ -78,6 +87,12 @@ static void load(void) {
             snprintf(g->mig_names[g->mig_count++], 96, "%s", rest);
         else if (g && !strcmp(line, "temp")) g->has_temp = sscanf(rest, "%u %u", &g->temp, &g->slowdown) == 2;
         else if (g && !strcmp(line, "throttle")) g->has_throttle = sscanf(rest, "%llx", &g->throttle) == 1;
+        else if (g && !strcmp(line, "persistence")) g->has_persistence = sscanf(rest, "%u", &g->persistence) == 1;
+        else if (g && !strcmp(line, "ecc"))
+            g->has_ecc = sscanf(rest, "%llu %llu", &g->ecc_volatile, &g->ecc_aggregate) == 2;
+        else if (g && !strcmp(line, "remap"))
+            g->has_remap = sscanf(rest, "%u %u", &g->remap_pending, &g->remap_failed) == 2;
+        else if (g && !strcmp(line, "retired_pending")) g->has_retired = sscanf(rest, "%u", &g->retired_pending) == 1;
     }
     fclose(f);
 }
@@ -158,6 +173,34 @@ int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r) {
     struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
     if (!g->has_throttle) return 3;
     *r = g->throttle;
+    return 0;
+}
+/* 3 (NVML_ERROR_NOT_SUPPORTED) where the conf says nothing, as a GPU without the feature */
+int nvmlDeviceGetPersistenceMode(void *dev, unsigned *mode) {
+    struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
+    if (!g->has_persistence) return 3;
+    *mode = g->persistence;
+    return 0;
+}
+int nvmlDeviceGetTotalEccErrors(void *dev, unsigned type, unsigned counter, unsigned long long *n) {
+    struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
+    if (!g->has_ecc || type != 1) return 3;
+    *n = counter == 0 ? g->ecc_volatile : g->ecc_aggregate;
+    return 0;
+}
+int nvmlDeviceGetRemappedRows(void *dev, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failed) {
+    struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
+    if (!g->has_remap) return 3;
+    *corr = 0;
+    *unc = g->remap_pending;
+    *pending = g->remap_pending;
+    *failed = g->remap_failed;
+    return 0;
+}
+int nvmlDeviceGetRetiredPagesPendingStatus(void *dev, unsigned *pending) {
+    struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
+    if (!g->has_retired) return 3;
+    *pending = g->retired_pending;
     return 0;
 }
 #endif

@@ -213,9 +213,11 @@ class Machine:
                    b"\x06\x00\x00\x00" + (b"\x01" if on else b"\x00"))
 
     def add_gpu(self, name="NVIDIA A100-SXM4-40GB", bus="00000000:65:00.0", cc=(8, 0), mig=None,
-                mig_instances=(), temp=(45, 90), throttle=0x0):
+                mig_instances=(), temp=(45, 90), throttle=0x0, persistence=1, ecc=(0, 0), remap=(0, 0),
+                retired_pending=None):
         self.gpus.append(dict(name=name, bus=bus, cc=cc, mig=mig, mig_instances=list(mig_instances),
-                              temp=temp, throttle=throttle))
+                              temp=temp, throttle=throttle, persistence=persistence, ecc=ecc, remap=remap,
+                              retired_pending=retired_pending))
 
     def driver_libs(self, driver="550.54.15", cuda=12040, init=0, nvml_init=0,
                     libdir="/usr/lib/x86_64-linux-gnu"):
@@ -244,6 +246,14 @@ class Machine:
                 lines.append(f"temp {g['temp'][0]} {g['temp'][1]}")
             if g["throttle"] is not None:
                 lines.append(f"throttle {g['throttle']:x}")
+            if g.get("persistence") is not None:
+                lines.append(f"persistence {g['persistence']}")
+            if g.get("ecc") is not None:
+                lines.append(f"ecc {g['ecc'][0]} {g['ecc'][1]}")
+            if g.get("remap") is not None:
+                lines.append(f"remap {g['remap'][0]} {g['remap'][1]}")
+            if g.get("retired_pending") is not None:
+                lines.append(f"retired_pending {g['retired_pending']}")
         self.write(f"{s['libdir']}/fake_gpu.conf", "\n".join(lines) + "\n")
 
     def toolkit(self, prefix="/usr/local/cuda-12.4", cuda="12.4.1", cudart="12.4.127", runtime_int=None,

@@ -204,6 +204,21 @@ const DriverFacts& Facts::driver() {
             if (auto t = a.number(k("throttle_reasons"))) {
                 g.throttle_reasons = static_cast<std::uint64_t>(*t);
             }
+            auto flag = [&](const char* f) -> std::optional<bool> {
+                auto v = a.number(k(f));
+                return v ? std::optional<bool>(*v != 0) : std::nullopt;
+            };
+            auto counter = [&](const char* f) -> std::optional<std::uint64_t> {
+                auto v = a.number(k(f));
+                return v && *v >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*v))
+                                    : std::nullopt;
+            };
+            g.persistence = flag("persistence");
+            g.ecc_uncorrected = counter("ecc_uncorrected_volatile");
+            g.ecc_uncorrected_all = counter("ecc_uncorrected_aggregate");
+            g.remap_pending = flag("remap_pending");
+            g.remap_failed = flag("remap_failed");
+            g.retired_pending = flag("retired_pages_pending");
             d.gpus.push_back(std::move(g));
         }
     }

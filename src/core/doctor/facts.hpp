@@ -50,6 +50,12 @@ struct NvmlGpu {
     std::optional<unsigned> temperature;    ///< °C
     std::optional<unsigned> slowdown_temperature;
     std::optional<std::uint64_t> throttle_reasons;
+    std::optional<bool> persistence;                  ///< persistence mode on
+    std::optional<std::uint64_t> ecc_uncorrected;     ///< since the driver loaded (volatile)
+    std::optional<std::uint64_t> ecc_uncorrected_all; ///< over the GPU's life (aggregate)
+    std::optional<bool> remap_pending;   ///< a row remapping waits for a reset (Ampere on)
+    std::optional<bool> remap_failed;    ///< a row could not be remapped
+    std::optional<bool> retired_pending; ///< a page retirement waits for a reset (Volta, older)
 };
 
 struct DriverFacts {

@@ -73,6 +73,14 @@ void query_nvml(void* h, std::ostream& out) {
     auto temp = sym<int (*)(nvmlDevice_t, unsigned, unsigned*)>(h, "nvmlDeviceGetTemperature");
     auto threshold =
         sym<int (*)(nvmlDevice_t, unsigned, unsigned*)>(h, "nvmlDeviceGetTemperatureThreshold");
+    auto persistence = sym<int (*)(nvmlDevice_t, unsigned*)>(h, "nvmlDeviceGetPersistenceMode");
+    // (device, error type: 1 uncorrected, counter: 0 volatile / 1 aggregate, count)
+    auto ecc = sym<int (*)(nvmlDevice_t, unsigned, unsigned, unsigned long long*)>(
+        h, "nvmlDeviceGetTotalEccErrors");
+    auto remapped = sym<int (*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)>(
+        h, "nvmlDeviceGetRemappedRows");
+    auto retired_pending =
+        sym<int (*)(nvmlDevice_t, unsigned*)>(h, "nvmlDeviceGetRetiredPagesPendingStatus");
     auto reasons = sym<int (*)(nvmlDevice_t, unsigned long long*)>(
         h, "nvmlDeviceGetCurrentClocksEventReasons");
     if (!reasons) {
@@ -122,6 +130,25 @@ void query_nvml(void* h, std::ostream& out) {
         unsigned long long r = 0;
         if (reasons && reasons(dev, &r) == k_nvml_success) {
             out << k << "throttle_reasons=" << r << "\n";
+        }
+        unsigned state = 0;
+        if (persistence && persistence(dev, &state) == k_nvml_success) {
+            out << k << "persistence=" << state << "\n";
+        }
+        unsigned long long n = 0;
+        if (ecc && ecc(dev, 1, 0, &n) == k_nvml_success) {
+            out << k << "ecc_uncorrected_volatile=" << n << "\n";
+        }
+        if (ecc && ecc(dev, 1, 1, &n) == k_nvml_success) {
+            out << k << "ecc_uncorrected_aggregate=" << n << "\n";
+        }
+        unsigned corr = 0, unc = 0, pending_remap = 0, failed = 0;
+        if (remapped && remapped(dev, &corr, &unc, &pending_remap, &failed) == k_nvml_success) {
+            out << k << "remapped_rows=" << corr + unc << "\n"
+                << k << "remap_pending=" << pending_remap << "\n"
+                << k << "remap_failed=" << failed << "\n";
+        } else if (retired_pending && retired_pending(dev, &state) == k_nvml_success) {
+            out << k << "retired_pages_pending=" << state << "\n";
         }
     }
     if (auto shutdown = sym<int (*)()>(h, "nvmlShutdown")) {

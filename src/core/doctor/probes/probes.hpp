@@ -15,6 +15,7 @@ Finding mig(Host& h);
 Finding xid(Host& h);
 Finding fabric(Host& h);
 Finding cdi(Host& h);
+Finding health(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);

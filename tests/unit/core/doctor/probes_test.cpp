@@ -1020,6 +1020,50 @@ std::string nvml_with(const std::string& extra) {
            extra;
 }
 
+// NVML's health counters, as the query child prints them: uncorrected ECC errors (volatile
+// fails, lifetime warns), a remap pending (warn) or failed (fail), persistence off (warn).
+TEST_F(DoctorProbes, HealthFromNvmlCounters) {
+    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
+    auto f = probe(checks::health);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary, "1 GPU: NVML reports no ECC, memory repair or persistence state for them");
+    children.answer("nvml",
+                    nvml,
+                    nvml_with("gpu.0.persistence=1\ngpu.0.ecc_uncorrected_volatile=0\n"
+                              "gpu.0.ecc_uncorrected_aggregate=0\ngpu.0.remapped_rows=0\n"
+                              "gpu.0.remap_pending=0\ngpu.0.remap_failed=0\n"));
+    f = probe(checks::health);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "1 GPU: no uncorrected ECC errors, no memory repair pending, persistence mode on");
+    children.answer("nvml",
+                    nvml,
+                    nvml_with("gpu.0.persistence=0\ngpu.0.ecc_uncorrected_volatile=3\n"
+                              "gpu.0.ecc_uncorrected_aggregate=7\ngpu.0.remap_pending=1\n"
+                              "gpu.0.remap_failed=0\n"));
+    f = probe(checks::health);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "GPU 0 (NVIDIA A100-SXM4-40GB) has 3 uncorrected ECC memory errors since the driver "
+              "loaded: results computed on it may be wrong");
+    EXPECT_HAS(f.fix, "sudo nvidia-smi -r -i 0");
+    ASSERT_EQ(f.more.size(), 2u);
+    EXPECT_HAS(f.more[0].summary, "row remapping waiting for a GPU reset");
+    EXPECT_HAS(f.more[1].summary, "persistence mode is off on GPU 0");
+    EXPECT_HAS(f.more[1].fix, "nvidia-persistenced");
+    children.answer(
+        "nvml",
+        nvml,
+        nvml_with("gpu.0.ecc_uncorrected_volatile=0\ngpu.0.ecc_uncorrected_aggregate=2\n"
+                  "gpu.0.remap_pending=0\ngpu.0.remap_failed=1\n"));
+    f = probe(checks::health);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "could not remap a failing memory row");
+    ASSERT_EQ(f.more.size(), 1u);
+    EXPECT_EQ(f.more[0].status, Status::warn);
+    EXPECT_HAS(f.more[0].summary, "has had 2 uncorrected ECC memory errors over its life");
+}
+
 TEST_F(DoctorProbes, ArchWithinTheSelectedCudasRange) {
     auto f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
