@@ -645,6 +645,12 @@ def test_mig_mode_warns_with_the_instances(m):
     assert "-mig 0" in p["fix"]
 
 
+def test_mig_on_without_instances_fails_cuda_sees_no_device(m):
+    m.gpu_conf(mig=(1, 1), mig_instances=[])
+    p = expect(probe(m, "mig"), "fail", "MIG mode with no instances", "CUDA sees no device")
+    assert "-cgi" in p["fix"] and "-mig 0" in p["fix"]
+
+
 def test_mig_pending_change_warns(m):
     m.gpu_conf(mig=(0, 1))
     expect(probe(m, "mig"), "warn", "pending")

@@ -1235,6 +1235,14 @@ TEST_F(DoctorProbes, MigOnPendingAndOff) {
     f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_EQ(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) has a MIG change pending a GPU reset");
+    // MIG on and no instance made: CUDA sees nothing on the card
+    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n"));
+    f = probe(checks::mig);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "GPU 0 (NVIDIA A100-SXM4-40GB) is in MIG mode with no instances: CUDA sees no "
+              "device on it (\"no CUDA-capable device is detected\")");
+    EXPECT_STARTS(f.fix, "create instances (sudo nvidia-smi mig -i 0 -cgi <profile> -C");
 }
 
 // ---- compiler: the host compiler nvcc will call ----
