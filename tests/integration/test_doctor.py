@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 22
+    assert len(probes) == 23
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -101,7 +101,7 @@ def _normalise(text, m):
     return text
 
 
-NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid health driver libcuda fabric driver-cuda toolkit cuda-link compiler "
+NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid health driver libcuda fabric smoke driver-cuda toolkit cuda-link compiler "
                         "loader cudnn environment container cdi wsl frameworks").split()]
 
 
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 22
+    assert res.rc == 1 and len(probes) == 23
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -336,6 +336,23 @@ def test_gpu_health_from_nvml_ecc_memory_repair_and_persistence(m):
            "5 uncorrected ECC memory errors over its life")
     m.gpu_conf(ecc=None, remap=None, persistence=None, retired_pending=1)
     expect(probe(m, "health"), "warn", "page retirement waiting for a GPU reset")
+
+
+def test_deep_runs_a_kernel_on_every_gpu_and_checks_it(m):
+    expect(probe(m, "smoke"), "skip", "cudaenv doctor --deep")
+    res, probes = doctor(m, "--deep", "--only", "smoke")
+    p = expect(probes["smoke"], "ok", "a kernel ran and computed right on 1 GPU",
+               "kernel compiled, launched and checked (4096 values)")
+    m.gpu_conf(smoke="wrong")
+    res, probes = doctor(m, "--deep", "--only", "smoke")
+    expect(probes["smoke"], "fail", "586 of 4096 results are wrong", "computes wrong values")
+    m.gpu_conf(smoke="launch 719")
+    res, probes = doctor(m, "--deep", "--only", "smoke")
+    p = expect(probes["smoke"], "fail", "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED (719)")
+    assert "nvidia-smi -r -i 0" in p["fix"]
+    m.gpu_conf(init=802)
+    res, probes = doctor(m, "--deep", "--only", "smoke")
+    assert probes["smoke"]["status"] == "skip", probes  # libcuda fails first: the root cause
 
 
 def test_driver_and_library_version_mismatch(m):
@@ -1151,7 +1168,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     p = expect(probes["libcuda"], "fail", "does not load")
     # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
     assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
-    assert len(probes) == 22 and res.rc == 1
+    assert len(probes) == 23 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

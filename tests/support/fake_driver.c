@@ -12,6 +12,8 @@
  *   bus 00000000:65:00.0      cc 8 0      mig CURRENT PENDING      mig_instance NAME...
  *   temp CURRENT SLOWDOWN     throttle REASONS
  *   persistence 0|1           ecc VOLATILE AGGREGATE   remap PENDING FAILED   retired_pending 0|1
+ *   smoke ok|wrong|launch RC  doctor --deep's kernel: computed right, wrong, or cuLaunchKernel fails
+ * The driver API the smoke test calls runs the kernel on the CPU: device memory is host memory.
  * The NVML and CUDA entry points have their real names and C signatures.
  */
 #define _GNU_SOURCE
@@ -50,6 +52,8 @@ static struct {
     int cuda;
     int init_rc;
     int nvml_init_rc;
+    char smoke[32];
+    int launch_rc;
     int count;
     struct gpu gpus[MAX_GPUS];
 } conf;
@@ -77,6 +81,7 @@ static void load(void) {
         else if (!strcmp(line, "cuda")) conf.cuda = atoi(rest);
         else if (!strcmp(line, "init")) conf.init_rc = atoi(rest);
         else if (!strcmp(line, "nvml_init")) conf.nvml_init_rc = atoi(rest);
+        else if (!strcmp(line, "smoke")) sscanf(rest, "%31s %d", conf.smoke, &conf.launch_rc);
         else if (!strcmp(line, "gpu") && conf.count < MAX_GPUS) {
             g = &conf.gpus[conf.count++];
             snprintf(g->name, sizeof g->name, "%s", rest);
@@ -100,6 +105,40 @@ static void load(void) {
 #ifdef FAKE_CUDA
 int cuDriverGetVersion(int *v) { load(); *v = conf.cuda; return 0; }
 int cuInit(unsigned flags) { (void)flags; load(); return conf.init_rc; }
+int cuGetErrorName(int rc, const char **s) {
+    *s = rc == 34 ? "CUDA_ERROR_STUB_LIBRARY" : rc == 100 ? "CUDA_ERROR_NO_DEVICE"
+       : rc == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : rc == 802 ? "CUDA_ERROR_SYSTEM_NOT_READY" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+int cuDeviceGetCount(int *n) { load(); *n = conf.count; return 0; }
+int cuDeviceGet(int *dev, int i) { *dev = i; return i < conf.count ? 0 : 101; }
+int cuDeviceGetName(char *buf, int len, int dev) { snprintf(buf, (size_t)len, "%s", conf.gpus[dev].name); return 0; }
+int cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &conf.gpus[dev]; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+int cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
+static int module_token;
+int cuModuleLoadData(void **mod, const void *image) {
+    /* the driver would JIT the PTX: here, it must at least be the kernel the doctor sends */
+    if (!strstr((const char *)image, ".entry cudaenv_smoke")) return 218;
+    *mod = &module_token;
+    return 0;
+}
+int cuModuleUnload(void *mod) { (void)mod; return 0; }
+int cuModuleGetFunction(void **f, void *mod, const char *name) { (void)mod; *f = &module_token; return strcmp(name, "cudaenv_smoke") ? 500 : 0; }
+int cuMemAlloc_v2(unsigned long long *p, size_t n) { *p = (unsigned long long)(size_t)calloc(1, n); return 0; }
+int cuMemFree_v2(unsigned long long p) { free((void *)(size_t)p); return 0; }
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void *stream, void **params, void **extra) {
+    (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
+    if (!strcmp(conf.smoke, "launch")) return conf.launch_rc;
+    unsigned *out = (unsigned *)(size_t)*(unsigned long long *)params[0];
+    unsigned n = *(unsigned *)params[1];
+    for (unsigned i = 0; i < gx * bx && i < n; ++i)
+        out[i] = 2 * i + 1 + (!strcmp(conf.smoke, "wrong") && i % 7 == 0 ? 1 : 0);
+    return 0;
+}
+int cuCtxSynchronize(void) { return 0; }
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { memcpy(dst, (void *)(size_t)src, n); return 0; }
 #endif
 
 #ifdef FAKE_NVML

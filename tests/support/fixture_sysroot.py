@@ -229,12 +229,13 @@ class Machine:
     def gpu_conf(self, **changes):
         """Rewrites fake_gpu.conf; `changes` update the first GPU (or the driver settings)."""
         for k, v in changes.items():
-            if k in self.driver_settings:
+            if k in self.driver_settings or k == "smoke":
                 self.driver_settings[k] = v
             else:
                 self.gpus[0][k] = v
         s = self.driver_settings
-        lines = [f"driver {s['driver']}", f"cuda {s['cuda']}", f"init {s['init']}", f"nvml_init {s['nvml_init']}"]
+        lines = [f"driver {s['driver']}", f"cuda {s['cuda']}", f"init {s['init']}", f"nvml_init {s['nvml_init']}",
+                 f"smoke {s.get('smoke', 'ok')}"]
         for g in self.gpus:
             lines += [f"gpu {g['name']}", f"bus {g['bus']}"]
             if g["cc"]:

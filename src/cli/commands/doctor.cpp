@@ -1,4 +1,4 @@
-// cudaenv doctor [-v] [--only ID]... [--strict] | __doctor-query KIND PATH
+// cudaenv doctor [-v] [--only ID]... [--strict] [--deep] | __doctor-query KIND PATH
 #include "core/ops/doctor.hpp"
 
 #include "../context.hpp"
@@ -18,6 +18,7 @@ namespace {
 struct DoctorCli {
     bool verbose = false;
     bool strict = false;
+    bool deep = false;
     std::vector<std::string> only;
 };
 
@@ -156,7 +157,7 @@ void print_diagnosis(std::ostream& out, const ops::Diagnosis& d, bool verbose) {
 }
 
 int run_doctor(const DoctorCli& o, Context& ctx) {
-    auto d = ops::diagnose(ctx, {o.only, o.strict, ctx.json});
+    auto d = ops::diagnose(ctx, {o.only, o.strict, ctx.json, o.deep});
     if (!d) {
         return report_error(ctx, d.error(), "doctor");
     }
@@ -199,6 +200,10 @@ void setup_doctor(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->add_flag("-v,--verbose", o->verbose, "every probe, with its details");
     sub->add_option("--only", o->only, "run only this probe (repeatable)");
     sub->add_flag("--strict", o->strict, "exit 1 on warnings too");
+    sub->add_flag("--deep",
+                  o->deep,
+                  "also launch a small kernel on every GPU through the driver and check its "
+                  "results (no nvcc needed)");
     sub->callback([o, &ctx] { ctx.exit_code = run_doctor(*o, ctx); });
 }
 

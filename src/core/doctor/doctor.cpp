@@ -75,6 +75,7 @@ const Probe k_probes[] = {
     {"driver", "Driver", "Kernel driver", {}, &checks::driver},
     {"libcuda", "Driver", "libcuda", {}, &checks::libcuda},
     {"fabric", "Driver", "NVSwitch fabric manager", {"driver"}, &checks::fabric},
+    {"smoke", "Driver", "A kernel on every GPU (--deep)", {"libcuda"}, &checks::smoke},
     {"driver-cuda", "Driver", "Driver against CUDA", {"driver", "toolkit"}, &checks::driver_cuda},
     {"toolkit", "Toolkit", "Selected toolkit", {}, &checks::toolkit},
     {"cuda-link", "Toolkit", "/usr/local/cuda", {}, &checks::cuda_link},

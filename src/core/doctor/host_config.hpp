@@ -31,6 +31,8 @@ struct HostConfig {
     channel::ManifestsInUse manifests_in_use;
     std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
     std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};
+    /// `doctor --deep`: launch a kernel on every GPU (the smoke probe); off, that probe skips.
+    bool deep = false;
     /// How every child is run (the machine's programs, the query child, ldconfig); null: for real
     /// (sys::real_processes()). Unit tests play them.
     const sys::ProcessRunner* processes = nullptr;

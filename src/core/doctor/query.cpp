@@ -2,9 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cudaenv::doctor {
 
@@ -156,6 +158,150 @@ void query_nvml(void* h, std::ostream& out) {
     }
 }
 
+/// The smoke test's kernel: out[i] = 2i + 1 for i < n. PTX for sm_50, which the driver compiles
+/// for whatever GPU it has (checked with CUDA 13's ptxas for sm_80 and sm_100).
+constexpr const char* k_smoke_ptx = ".version 6.0\n"
+                                    ".target sm_50\n"
+                                    ".address_size 64\n"
+                                    "\n"
+                                    ".visible .entry cudaenv_smoke(\n"
+                                    "    .param .u64 out,\n"
+                                    "    .param .u32 n\n"
+                                    ")\n"
+                                    "{\n"
+                                    "    .reg .pred %p;\n"
+                                    "    .reg .b32 %r<8>;\n"
+                                    "    .reg .b64 %rd<4>;\n"
+                                    "\n"
+                                    "    ld.param.u64 %rd1, [out];\n"
+                                    "    ld.param.u32 %r1, [n];\n"
+                                    "    mov.u32 %r2, %ctaid.x;\n"
+                                    "    mov.u32 %r3, %ntid.x;\n"
+                                    "    mov.u32 %r4, %tid.x;\n"
+                                    "    mad.lo.s32 %r5, %r2, %r3, %r4;\n"
+                                    "    setp.ge.u32 %p, %r5, %r1;\n"
+                                    "    @%p bra DONE;\n"
+                                    "    cvta.to.global.u64 %rd2, %rd1;\n"
+                                    "    mul.wide.u32 %rd3, %r5, 4;\n"
+                                    "    add.s64 %rd2, %rd2, %rd3;\n"
+                                    "    shl.b32 %r6, %r5, 1;\n"
+                                    "    add.s32 %r7, %r6, 1;\n"
+                                    "    st.global.u32 [%rd2], %r7;\n"
+                                    "DONE:\n"
+                                    "    ret;\n"
+                                    "}\n";
+
+constexpr unsigned k_smoke_n = 4096;
+
+/// `doctor --deep`: on every device, through the driver API only (no nvcc, no runtime): the
+/// primary context, the PTX loaded (JIT-compiled by the driver), the kernel launched, its output
+/// copied back and checked, and how long that took.
+void query_smoke(void* h, std::ostream& out) {
+    using Dev = int;
+    using Ptr = unsigned long long;
+    auto init = sym<int (*)(unsigned)>(h, "cuInit");
+    auto count = sym<int (*)(int*)>(h, "cuDeviceGetCount");
+    auto get = sym<int (*)(Dev*, int)>(h, "cuDeviceGet");
+    auto name = sym<int (*)(char*, int, Dev)>(h, "cuDeviceGetName");
+    auto retain = sym<int (*)(void**, Dev)>(h, "cuDevicePrimaryCtxRetain");
+    auto release = sym<int (*)(Dev)>(h, "cuDevicePrimaryCtxRelease_v2");
+    auto set_current = sym<int (*)(void*)>(h, "cuCtxSetCurrent");
+    auto load = sym<int (*)(void**, const void*)>(h, "cuModuleLoadData");
+    auto unload = sym<int (*)(void*)>(h, "cuModuleUnload");
+    auto function = sym<int (*)(void**, void*, const char*)>(h, "cuModuleGetFunction");
+    auto alloc = sym<int (*)(Ptr*, std::size_t)>(h, "cuMemAlloc_v2");
+    auto free_mem = sym<int (*)(Ptr)>(h, "cuMemFree_v2");
+    auto launch = sym<int (*)(void*,
+                              unsigned,
+                              unsigned,
+                              unsigned,
+                              unsigned,
+                              unsigned,
+                              unsigned,
+                              unsigned,
+                              void*,
+                              void**,
+                              void**)>(h, "cuLaunchKernel");
+    auto sync = sym<int (*)()>(h, "cuCtxSynchronize");
+    auto copy = sym<int (*)(void*, Ptr, std::size_t)>(h, "cuMemcpyDtoH_v2");
+    auto error_name = sym<int (*)(int, const char**)>(h, "cuGetErrorName");
+    if (!init || !count || !get || !retain || !release || !set_current || !load || !unload ||
+        !function || !alloc || !free_mem || !launch || !sync || !copy) {
+        out << "error=this libcuda lacks a driver API function the smoke test calls\n";
+        return;
+    }
+    auto said = [&](int rc) {
+        const char* n = nullptr;
+        return error_name && error_name(rc, &n) == 0 && n ? std::string(n) : std::to_string(rc);
+    };
+    int rc = init(0);
+    out << "init_rc=" << rc << "\ninit_error=" << said(rc) << "\n";
+    int devices = 0;
+    if (rc != 0 || count(&devices) != 0) {
+        return;
+    }
+    out << "device_count=" << devices << "\n";
+    for (int i = 0; i < devices; ++i) {
+        std::string k = "dev." + std::to_string(i) + ".";
+        Dev dev = 0;
+        char buf[256] = {0};
+        if (get(&dev, i) == 0 && name && name(buf, sizeof buf, dev) == 0) {
+            out << k << "name=" << buf << "\n";
+        }
+        auto started = std::chrono::steady_clock::now();
+        void* ctx = nullptr;
+        void* module = nullptr;
+        void* kernel = nullptr;
+        Ptr mem = 0;
+        std::vector<unsigned> host(k_smoke_n, 0);
+        unsigned n = k_smoke_n;
+        void* params[] = {&mem, &n};
+        const char* step = nullptr;
+        if ((rc = retain(&ctx, dev)) != 0) {
+            step = "cuDevicePrimaryCtxRetain";
+        } else if ((rc = set_current(ctx)) != 0) {
+            step = "cuCtxSetCurrent";
+        } else if ((rc = load(&module, k_smoke_ptx)) != 0) {
+            step = "cuModuleLoadData";
+        } else if ((rc = function(&kernel, module, "cudaenv_smoke")) != 0) {
+            step = "cuModuleGetFunction";
+        } else if ((rc = alloc(&mem, n * sizeof(unsigned))) != 0) {
+            step = "cuMemAlloc";
+        } else if ((rc = launch(kernel, n / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr)) !=
+                   0) {
+            step = "cuLaunchKernel";
+        } else if ((rc = sync()) != 0) {
+            step = "cuCtxSynchronize";
+        } else if ((rc = copy(host.data(), mem, n * sizeof(unsigned))) != 0) {
+            step = "cuMemcpyDtoH";
+        }
+        auto ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+        if (step) {
+            out << k << "step=" << step << "\n"
+                << k << "rc=" << rc << "\n"
+                << k << "error=" << said(rc) << "\n";
+        } else {
+            unsigned wrong = 0;
+            for (unsigned j = 0; j < n; ++j) {
+                wrong += host[j] != 2 * j + 1 ? 1u : 0u;
+            }
+            out << k << "checked=" << n << "\n" << k << "wrong=" << wrong << "\n";
+        }
+        out << k << "ms=" << static_cast<long long>(ms * 1000) / 1000.0 << "\n";
+        if (mem) {
+            free_mem(mem);
+        }
+        if (module) {
+            unload(module);
+        }
+        if (ctx) {
+            release(dev);
+        }
+    }
+}
+
 } // namespace
 
 int query_library_here(std::string_view kind, const char* path, std::ostream& out) {
@@ -196,6 +342,8 @@ int query_library_here(std::string_view kind, const char* path, std::ostream& ou
         }
     } else if (kind == "nvml") {
         query_nvml(h, out);
+    } else if (kind == "smoke") {
+        query_smoke(h, out);
     } else {
         out << "error=unknown query kind\n";
     }

@@ -102,6 +102,7 @@ Result<doctor::HostConfig> host_config(Session& session) {
 Result<Diagnosis> diagnose(Session& session, const DoctorRequest& request) {
     CUDAENV_TRY(check_probe_ids(request.only));
     auto hc = CUDAENV_TRY(host_config(session));
+    hc.deep = request.deep;
     doctor::Host host(hc);
     Diagnosis d;
     d.sysroot = hc.sysroot;

@@ -25,6 +25,7 @@ struct DoctorRequest {
     std::vector<std::string> only; ///< probe ids; empty: all
     bool strict = false;           ///< warnings fail too
     bool facts = false;            ///< read the machine's facts (the JSON document has them)
+    bool deep = false;             ///< launch a kernel on every GPU (the smoke probe)
 };
 
 struct DoctorLayer {

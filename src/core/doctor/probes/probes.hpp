@@ -16,6 +16,7 @@ Finding xid(Host& h);
 Finding fabric(Host& h);
 Finding cdi(Host& h);
 Finding health(Host& h);
+Finding smoke(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);

@@ -211,8 +211,11 @@ class DoctorProbes : public ::testing::Test {
         c.ldconfig = "/sbin/ldconfig";
         c.child_timeout = std::chrono::milliseconds(2500);
         c.processes = &children;
+        c.deep = deep;
         return c;
     }
+
+    bool deep = false; ///< doctor --deep
 
     Finding probe(Finding (*p)(Host&)) {
         Host h(config());
@@ -1062,6 +1065,33 @@ TEST_F(DoctorProbes, HealthFromNvmlCounters) {
     ASSERT_EQ(f.more.size(), 1u);
     EXPECT_EQ(f.more[0].status, Status::warn);
     EXPECT_HAS(f.more[0].summary, "has had 2 uncorrected ECC memory errors over its life");
+}
+
+// doctor --deep: the query child's smoke answers per device, as query.cpp prints them.
+TEST_F(DoctorProbes, SmokeOnlyWithDeepAndEachDevicesResult) {
+    auto f = probe(checks::smoke);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_HAS(f.summary, "cudaenv doctor --deep");
+    deep = true;
+    std::string cuda = std::string(k_lib) + "/libcuda.so.550.54.15";
+    children.answer("smoke",
+                    cuda,
+                    "loaded=1\ninit_rc=0\ninit_error=CUDA_SUCCESS\ndevice_count=2\n"
+                    "dev.0.name=NVIDIA H100 80GB HBM3\ndev.0.checked=4096\ndev.0.wrong=0\n"
+                    "dev.0.ms=41.5\n"
+                    "dev.1.name=NVIDIA H100 80GB HBM3\ndev.1.step=cuModuleLoadData\ndev.1.rc=218\n"
+                    "dev.1.error=CUDA_ERROR_INVALID_PTX\ndev.1.ms=3.1\n");
+    f = probe(checks::smoke);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "GPU 1 (NVIDIA H100 80GB HBM3): cuModuleLoadData failed: CUDA_ERROR_INVALID_PTX "
+              "(218)");
+    EXPECT_TRUE(has_detail(f,
+                           "GPU 0 (NVIDIA H100 80GB HBM3): kernel compiled, launched and "
+                           "checked (4096 values) in 41.5 ms"));
+    children.answer("smoke", cuda, "loaded=1\ninit_rc=100\ninit_error=CUDA_ERROR_NO_DEVICE\n");
+    f = probe(checks::smoke);
+    EXPECT_EQ(f.summary, "cuInit fails: CUDA_ERROR_NO_DEVICE (100): no CUDA program can run");
 }
 
 TEST_F(DoctorProbes, ArchWithinTheSelectedCudasRange) {
