@@ -265,8 +265,8 @@ TEST_F(Mirror, ALinkAtAFilesPathIsReplacedNotFollowed) {
 
 TEST_F(Mirror, ContentInHandIsWrittenWithoutADownload) {
     std::string text = "{\"bundle\": 1}";
-    mirror::File f{"cuda/redist/redistrib_12.0.0.json", sha256_hex(text), text.size(), "bundled"};
-    f.content = text;
+    mirror::File f{
+        "cuda/redist/redistrib_12.0.0.json", sha256_hex(text), text.size(), "bundled", text};
     auto got = mirror::mirror(dir(), {f}, options);
     ASSERT_TRUE(got) << got.error().full_message();
     EXPECT_EQ(test::read_all(dir() / f.path), text);
