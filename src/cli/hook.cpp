@@ -66,7 +66,8 @@ void warn_once(Context& ctx, const Result<activate::Selection>& sel, Vars& vars)
 /// What the hook applied before (`applied`) taken back: its library folders out of
 /// LD_LIBRARY_PATH (returned), CUDA_HOME and CUDA_PATH as they were before it.
 std::string take_back(Context& ctx, const std::string& applied, std::string ld, Vars& vars) {
-    ld = strip_entries(ld, {applied + "/lib64", applied + "/extras/CUPTI/lib64"});
+    ld = strip_entries(ld,
+                       {applied + "/compat", applied + "/lib64", applied + "/extras/CUPTI/lib64"});
     for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
         auto saved = ctx.getenv(std::string("CUDAENV_HOOK_SAVED_") + k);
         vars[k] = saved && *saved != "\x01" ? std::optional<std::string>(*saved) : std::nullopt;
@@ -88,7 +89,7 @@ std::string apply(Context& ctx,
                   Vars& vars) {
     std::map<std::string, std::string> base = ctx.env;
     base["LD_LIBRARY_PATH"] = ld;
-    auto env = activate::version_environment(want, root.version_dirs(), base);
+    auto env = activate::version_environment(want, root.version_dirs(), base, ctx.sysroot());
     for (const char* k : {"CUDA_HOME", "CUDA_PATH"}) {
         std::string key = std::string("CUDAENV_HOOK_SAVED_") + k;
         std::string saved =

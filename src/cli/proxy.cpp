@@ -1,5 +1,6 @@
 #include "proxy.hpp"
 
+#include "core/activate/compat.hpp"
 #include "core/activate/environment.hpp"
 #include "core/activate/selection.hpp"
 #include "core/activate/shims.hpp"
@@ -71,6 +72,13 @@ int exec_in_version(Context& ctx,
     }
     ::setenv("CUDA_HOME", prefix.c_str(), 1);
     ::setenv("CUDA_PATH", prefix.c_str(), 1);
+    // cuda-gdb, compute-sanitizer and the profilers load libcuda: a version installed with
+    // --compat gives them its compat libcuda where this machine's driver is too old for it
+    if (auto compat = activate::compat_state(prefix, ctx.sysroot()); compat.use()) {
+        auto ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
+        ::setenv(
+            "LD_LIBRARY_PATH", (compat.dir.string() + (ld.empty() ? "" : ":" + ld)).c_str(), 1);
+    }
     // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
     // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims
     // folder for its bin/ -- no headers, or another CUDA's nvcc.profile.

@@ -1,7 +1,9 @@
 // cudaenv-shim: what every link in <root>/shims points to. Started as `nvcc` (or any tool) it
-// picks the version and execs the real tool; `cudaenv-shim __hook SHELL` serves the prompt hook.
+// picks the version and execs the real tool; `cudaenv-shim __hook SHELL` serves the prompt hook,
+// `cudaenv-shim __compat PREFIX` tells a modulefile whether the version's compat/ is used here.
 // It links no libcurl, libarchive or OpenSSL, so it starts in about a millisecond.
 #include "context.hpp"
+#include "core/activate/compat.hpp"
 #include "hook.hpp"
 #include "proxy.hpp"
 
@@ -19,6 +21,13 @@ int main(int argc, char** argv) {
         if (arg0 == "cudaenv-shim") {
             if (argc >= 2 && std::string(argv[1]) == "__hook") {
                 return cudaenv::cli::run_hook(argc >= 3 ? argv[2] : "", ctx);
+            }
+            if (argc == 3 && std::string(argv[1]) == "__compat") {
+                // what a modulefile asks at load time: the folder to put first on
+                // LD_LIBRARY_PATH, or nothing
+                auto compat = cudaenv::activate::compat_state(argv[2], ctx.sysroot());
+                std::cout << (compat.use() ? compat.dir.string() + "\n" : "");
+                return 0;
             }
             std::cerr << "cudaenv-shim: run it through a shim (a link named after a tool), or as "
                          "'cudaenv-shim __hook SHELL'\n";

@@ -10,6 +10,11 @@ void add_spec_options(CLI::App& sub, SpecOptions& o) {
     sub.add_option("--profile", o.profile, "component set: runtime, devel or full")
         ->capture_default_str();
     sub.add_option("--platform", o.platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    sub.add_flag(
+        "--compat",
+        o.compat,
+        "add NVIDIA's forward-compatibility libraries (cuda_compat): the version then runs "
+        "on an older data-center driver (docs/compat.md)");
 }
 
 } // namespace cudaenv::cli

@@ -30,7 +30,9 @@ void print_match(Context& ctx,
                  const char* command);
 
 /// The modulefile of the version at `prefix` (modulefile, env --shell lmod|tcl).
-Result<std::string> module_text(const std::filesystem::path& prefix, activate::ModuleFormat format);
+Result<std::string> module_text(const std::filesystem::path& prefix,
+                                activate::ModuleFormat format,
+                                const std::filesystem::path& shim);
 
 /// Asks "QUESTION [y/N]" on the terminal (stdin and stderr both one); true for yes. `assume_yes`
 /// (-y), --json and no terminal (a script, a playbook) answer yes without asking.

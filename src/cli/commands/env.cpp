@@ -56,15 +56,18 @@ int run_env(const std::string& shell, const std::string& spec, Context& ctx) {
         return report_error(ctx, p.error(), "env");
     }
     if (shell == "lmod" || shell == "tcl") {
-        auto text = module_text(
-            *p, shell == "lmod" ? activate::ModuleFormat::lua : activate::ModuleFormat::tcl);
+        auto text =
+            module_text(*p,
+                        shell == "lmod" ? activate::ModuleFormat::lua : activate::ModuleFormat::tcl,
+                        ctx.shim_exe());
         if (!text) {
             return report_error(ctx, text.error(), "env");
         }
         *ctx.out << *text;
         return 0;
     }
-    auto vars = activate::version_environment(*p, ctx.root().version_dirs(), ctx.env);
+    auto vars =
+        activate::version_environment(*p, ctx.root().version_dirs(), ctx.env, ctx.sysroot());
     if (ctx.json) {
         emit_json(ctx, {{"command", "env"}, {"ok", true}, {"prefix", p->string()}, {"env", vars}});
         return 0;

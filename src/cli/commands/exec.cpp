@@ -28,8 +28,10 @@ int run_exec(const std::vector<std::string>& cmd, Context& ctx) {
     }
     auto env = ctx.env;
     if (sel->version) {
-        for (auto& [k, v] : activate::version_environment(
-                 ctx.root().version_dir(*sel->version), ctx.root().version_dirs(), ctx.env)) {
+        for (auto& [k, v] : activate::version_environment(ctx.root().version_dir(*sel->version),
+                                                          ctx.root().version_dirs(),
+                                                          ctx.env,
+                                                          ctx.sysroot())) {
             env[k] = v;
         }
     }

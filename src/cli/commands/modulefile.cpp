@@ -15,9 +15,10 @@
 namespace cudaenv::cli {
 
 Result<std::string> module_text(const std::filesystem::path& prefix,
-                                activate::ModuleFormat format) {
+                                activate::ModuleFormat format,
+                                const std::filesystem::path& shim) {
     auto rec = CUDAENV_TRY(store::read_version_record(prefix));
-    activate::ModuleInfo info{prefix.filename().string(), rec.cuda, rec.cudnn};
+    activate::ModuleInfo info{prefix.filename().string(), rec.cuda, rec.cudnn, shim};
     return activate::modulefile(prefix, info, format);
 }
 
@@ -36,7 +37,7 @@ int run_modulefile(const ModulefileCli& o, Context& ctx) {
     if (!prefix) {
         return report_error(ctx, prefix.error(), "modulefile");
     }
-    auto text = module_text(*prefix, format);
+    auto text = module_text(*prefix, format, ctx.shim_exe());
     if (!text) {
         return report_error(ctx, text.error(), "modulefile");
     }

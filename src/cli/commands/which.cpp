@@ -72,8 +72,10 @@ int run_which_library(const std::string& lib, const activate::Selection& sel, Co
     std::optional<doctor::LoaderPick> in_exec;
     if (sel.version) {
         auto env = ctx.env;
-        for (auto& [k, v] : activate::version_environment(
-                 ctx.root().version_dir(*sel.version), ctx.root().version_dirs(), ctx.env)) {
+        for (auto& [k, v] : activate::version_environment(ctx.root().version_dir(*sel.version),
+                                                          ctx.root().version_dirs(),
+                                                          ctx.env,
+                                                          ctx.sysroot())) {
             env[k] = v;
         }
         auto exec_config = *hc;

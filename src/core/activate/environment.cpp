@@ -1,5 +1,7 @@
 #include "environment.hpp"
 
+#include "compat.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -66,6 +68,18 @@ version_environment(const fs::path& prefix,
             {"CUDA_PATH", prefix.string()},
             {"PATH", prepend({(prefix / "bin").string()}, get("PATH"), drop)},
             {"LD_LIBRARY_PATH", prepend(libs, get("LD_LIBRARY_PATH"), drop)}};
+}
+
+std::map<std::string, std::string>
+version_environment(const fs::path& prefix,
+                    const std::vector<fs::path>& versions_dirs,
+                    const std::map<std::string, std::string>& env,
+                    const fs::path& sysroot) {
+    auto vars = version_environment(prefix, versions_dirs, env);
+    if (auto compat = compat_state(prefix, sysroot); compat.use()) {
+        vars["LD_LIBRARY_PATH"] = compat.dir.string() + ":" + vars["LD_LIBRARY_PATH"];
+    }
+    return vars;
 }
 
 } // namespace cudaenv::activate

@@ -1,5 +1,6 @@
 #include "modulefile.hpp"
 
+#include "compat.hpp"
 #include "environment.hpp"
 
 #include <map>
@@ -41,6 +42,34 @@ std::string tcl_quote(const std::string& s) {
     return out + "\"";
 }
 
+/// A word for sh in single quotes.
+std::string sh_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+/// The load-time question for a version with compat/ (compat.hpp): the shim prints the folder
+/// to put first on LD_LIBRARY_PATH, or nothing. Emitted last, so that it ends up first.
+std::string
+compat_block(const std::filesystem::path& prefix, const std::filesystem::path& shim, bool lua) {
+    std::string comment = "forward compatibility: compat/ first only where this machine's "
+                          "driver is too old for this CUDA and its GPUs support it";
+    if (lua) {
+        std::string cmd =
+            sh_quote(shim.string()) + " __compat " + sh_quote(prefix.string()) + " 2>/dev/null";
+        return "-- " + comment + "\nlocal compat = capture(" + lua_quote(cmd) +
+               "):gsub(\"%s+$\", \"\")\nif compat ~= \"\" then\n    "
+               "prepend_path(\"LD_LIBRARY_PATH\", "
+               "compat)\nend\n";
+    }
+    return "# " + comment + "\nif {![catch {exec " + tcl_quote(shim.string()) + " __compat " +
+           tcl_quote(prefix.string()) +
+           "} compat] && $compat ne \"\"} {\n    prepend-path LD_LIBRARY_PATH $compat\n}\n";
+}
+
 } // namespace
 
 std::string
@@ -74,6 +103,10 @@ modulefile(const std::filesystem::path& prefix, const ModuleInfo& info, ModuleFo
             o += lua ? "prepend_path(" + lua_quote(k) + ", " + lua_quote(*it) + ")\n"
                      : std::string("prepend-path ") + k + " " + tcl_quote(*it) + "\n";
         }
+    }
+    std::error_code ec;
+    if (!info.shim.empty() && std::filesystem::exists(prefix / k_compat_file, ec)) {
+        o += compat_block(prefix, info.shim, lua);
     }
     return o;
 }

@@ -15,6 +15,10 @@ struct ModuleInfo {
     std::string version; ///< the cudaenv version's name
     std::string cuda;
     std::string cudnn; ///< empty: none
+    /// The cudaenv-shim a modulefile of a version with forward-compatibility libraries asks at
+    /// load time (`cudaenv-shim __compat PREFIX`) whether to put compat/ first: the answer
+    /// depends on the machine that loads it, not the one that wrote it.
+    std::filesystem::path shim;
 };
 
 /// The modulefile for the version installed at `prefix`.

@@ -77,6 +77,7 @@ const Probe k_probes[] = {
     {"fabric", "Driver", "NVSwitch fabric manager", {"driver"}, &checks::fabric},
     {"smoke", "Driver", "A kernel on every GPU (--deep)", {"libcuda"}, &checks::smoke},
     {"driver-cuda", "Driver", "Driver against CUDA", {"driver", "toolkit"}, &checks::driver_cuda},
+    {"compat", "Driver", "Forward compatibility (cuda_compat)", {"toolkit"}, &checks::compat},
     {"toolkit", "Toolkit", "Selected toolkit", {}, &checks::toolkit},
     {"cuda-link", "Toolkit", "/usr/local/cuda", {}, &checks::cuda_link},
     {"compiler", "Toolkit", "Host compiler", {"toolkit"}, &checks::compiler},

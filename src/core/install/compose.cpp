@@ -1,5 +1,6 @@
 #include "compose.hpp"
 
+#include "../activate/compat.hpp"
 #include "../archive/links.hpp"
 #include "../archive/names.hpp"
 #include "../fs.hpp"
@@ -350,6 +351,33 @@ std::optional<Version> parse_cudnn_header(std::string_view text) {
                               std::to_string(found["CUDNN_PATCHLEVEL"]));
 }
 
+/// cuda_compat's files stay in compat/: a libcuda in lib64 would reach the machine-wide loader
+/// path through `global`, where a compat libcuda breaks every newer driver (error 803).
+Status check_compat_layout(const StoreEntry& e, const store::StoreRecord& rec) {
+    for (const auto& f : rec.files) {
+        if (f.path.find('/') != std::string::npos && f.path.rfind("compat/", 0) != 0) {
+            return layout_error("cuda_compat " + e.version + " puts '" + f.path +
+                                "' outside compat/");
+        }
+    }
+    return Ok{};
+}
+
+/// <version>/.cudaenv-compat: what exec, env, shims and modulefiles decide from at every call.
+Status write_compat_file(const fs::path& stage, const Resolution& res, const StoreEntry& e) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(stage / "compat" / "libcuda.so.1", ec))) {
+        return layout_error("cuda_compat " + e.version + " has no compat/libcuda.so.1");
+    }
+    auto compat = Version::parse(e.version);
+    if (!compat) {
+        return layout_error("cuda_compat's version '" + e.version + "' is not a driver version");
+    }
+    activate::CompatFile f{
+        res.cuda->driver_min.value_or(*compat), *compat, res.forward_compat_gpus};
+    return write_file_atomic(stage / activate::k_compat_file, activate::encode_compat_file(f));
+}
+
 Status compose_version(const fs::path& stage,
                        const Resolution& res,
                        const std::vector<StoreEntry>& entries,
@@ -359,6 +387,9 @@ Status compose_version(const fs::path& stage,
     json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
     for (const auto& e : entries) {
         auto rec = CUDAENV_TRY(record_of(e));
+        if (e.component == "cuda_compat") {
+            CUDAENV_TRY(check_compat_layout(e, rec));
+        }
         if (e.cudnn) {
             CUDAENV_TRY(add_cudnn(c, e, rec));
         } else {
@@ -469,6 +500,11 @@ Status compose_version(const fs::path& stage,
         }
     }
 
+    for (const auto& e : entries) {
+        if (e.component == "cuda_compat") {
+            CUDAENV_TRY(write_compat_file(stage, res, e));
+        }
+    }
     CUDAENV_TRY(write_file_atomic(stage / "version.json", version_json.dump(4) + "\n"));
     store::VersionRecord rec{res.version_name(),
                              res.cuda->version.str(),

@@ -855,6 +855,39 @@ std::optional<DriverBranchLife> branch_life(const std::string& key, const std::s
     return std::nullopt;
 }
 
+/// Whether a product name is of a family `prefix` names: the name itself, or the name followed
+/// by a space or a dash ("NVIDIA H20" covers "NVIDIA H20-3e", not "NVIDIA H200").
+bool of_family(const std::string& name, const std::string& prefix) {
+    return name == prefix || (name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+                              (name[prefix.size()] == ' ' || name[prefix.size()] == '-'));
+}
+
+/// The supplement's `forward_compat` section: the data-center product families NVIDIA supports
+/// CUDA forward compatibility on, by name. Marks the listings of those families.
+Status mark_forward_compat(const fs::path& ref, GpuSupport& s) {
+    std::error_code ec;
+    fs::path file = ref / "cudaenv-supplement.json";
+    if (!fs::exists(file, ec)) {
+        return Ok{};
+    }
+    json sup = json::parse(CUDAENV_TRY(read_text_file(file)), nullptr, false);
+    auto fc = sup.is_object() ? sup.find("forward_compat") : sup.end();
+    if (!sup.is_object() || fc == sup.end()) {
+        return Ok{};
+    }
+    auto families = fc->find("data_center_families");
+    if (str(*fc, "source").empty() || families == fc->end() || !families->is_array()) {
+        return gen_error("supplement forward_compat needs 'source' and 'data_center_families'");
+    }
+    s.forward_compat_source = "cudaenv-supplement.json: " + str(*fc, "source");
+    for (auto& g : s.listings) {
+        g.forward_compat = std::any_of(families->begin(), families->end(), [&](const json& f) {
+            return f.is_string() && of_family(g.name, f.get<std::string>());
+        });
+    }
+    return Ok{};
+}
+
 /// gpus/ in the reference: the open kernel modules' "Compatible GPUs" at every tag, by device
 /// and by subsystem, and NVIDIA's architecture matrix with the branches' end of life.
 Result<std::optional<GpuSupport>> gpu_support(const fs::path& ref, GenerateReport& report) {
@@ -906,6 +939,7 @@ Result<std::optional<GpuSupport>> gpu_support(const fs::path& ref, GenerateRepor
         return std::tie(a.device, a.subsystem) < std::tie(b.device, b.subsystem);
     });
     report.gpu_listings = s.listings.size();
+    CUDAENV_TRY(mark_forward_compat(ref, s));
 
     auto text = CUDAENV_TRY(read_text_file(dir / "arch-last-driver.json"));
     json arch = json::parse(text, nullptr, false);

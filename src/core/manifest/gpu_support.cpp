@@ -109,6 +109,7 @@ Result<GpuSupport> parse_gpu_support(const json& doc, std::string_view origin) {
     }
     GpuSupport s;
     s.listings_source = text(doc, "listings_source");
+    s.forward_compat_source = text(doc, "forward_compat_source");
     s.architectures_source = text(doc, "architectures_source");
     s.branches_source = text(doc, "branches_source");
     if (auto it = doc.find("newest_driver"); it != doc.end()) {
@@ -150,6 +151,12 @@ Result<GpuSupport> parse_gpu_support(const json& doc, std::string_view origin) {
         }
         g.last_listed = CUDAENV_TRY(driver(fail, *last, where + " last_listed"));
         g.listed_in_newest = l.value("listed_in_newest", true);
+        if (auto it = l.find("forward_compat"); it != l.end()) {
+            if (!it->is_boolean()) {
+                return fail(where + ": 'forward_compat' must be true or false");
+            }
+            g.forward_compat = it->get<bool>();
+        }
         s.listings.push_back(std::move(g));
     }
     for (const auto& a : doc.value("architectures", json::array())) {
@@ -226,9 +233,15 @@ ojson gpu_support_to_json(const GpuSupport& s) {
         if (!g.listed_in_newest) {
             l["listed_in_newest"] = false;
         }
+        if (g.forward_compat) {
+            l["forward_compat"] = true;
+        }
         listings.push_back(std::move(l));
     }
     j["listings"] = listings;
+    if (!s.forward_compat_source.empty()) {
+        j["forward_compat_source"] = s.forward_compat_source;
+    }
     j["architectures_source"] = s.architectures_source;
     ojson archs = ojson::array();
     for (const auto& a : s.architectures) {

@@ -240,6 +240,9 @@ struct GpuListing {
     std::optional<Version> off_mainline;
     Version last_listed;          ///< the newest driver that lists it
     bool listed_in_newest = true; ///< false: the newest driver the data knows drops it
+    /// NVIDIA supports CUDA forward compatibility (cuda_compat) on it: a data-center part. False
+    /// for GeForce, TITAN and workstation RTX, where the compat libcuda fails with error 804.
+    bool forward_compat = false;
 };
 
 /// The last driver branch and CUDA toolkit of an architecture (NVIDIA's CUDA Toolkit, Driver
@@ -262,6 +265,7 @@ struct GpuSupport {
     std::string listings_source;
     std::optional<Version> newest_driver; ///< the newest driver the listings were read from
     std::vector<GpuListing> listings;     ///< by device, then subsystem
+    std::string forward_compat_source;    ///< where the listings' forward_compat comes from
     std::string architectures_source;
     std::vector<ArchitectureSupport> architectures;
     std::string branches_source;

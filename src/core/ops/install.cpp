@@ -4,6 +4,8 @@
 #include "core/activate/shims.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/indexes.hpp"
+#include "core/ops/machine.hpp"
+#include "core/store/records.hpp"
 #include "core/sys/dynlib.hpp"
 
 #include <algorithm>
@@ -72,6 +74,14 @@ Result<std::vector<std::string>> specs_to_install(Session& session,
     return specs;
 }
 
+/// Whether the installed version `name` was installed with --compat.
+bool has_compat(const store::Root& root, const std::string& name) {
+    auto rec = store::read_version_record(root.version_dir(name));
+    return rec && std::any_of(rec->components.begin(), rec->components.end(), [](const auto& c) {
+               return c.component == "cuda_compat";
+           });
+}
+
 /// Every SPEC resolved (with the indexes it needs) and every --archive file matched to one of
 /// the archives, before anything is installed.
 Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
@@ -87,16 +97,31 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
     }
     std::vector<ResolvedSpec> todo;
     std::set<std::string> used;
+    auto resolve_one = [&](const std::string& text, const ResolveOptions& with) {
+        return resolve_with_indexes(session,
+                                    trusted,
+                                    names,
+                                    text,
+                                    with,
+                                    request.allow_unpinned,
+                                    "install",
+                                    [&observer](const std::string& w) { observer.warning(w); });
+    };
     for (const auto& text : specs) {
-        auto resolved = CUDAENV_TRY(
-            resolve_with_indexes(session,
-                                 trusted,
-                                 names,
-                                 text,
-                                 ro,
-                                 request.allow_unpinned,
-                                 "install",
-                                 [&observer](const std::string& w) { observer.warning(w); }));
+        auto resolved = CUDAENV_TRY(resolve_one(text, ro));
+        if (!ro.compat && has_compat(session.root(), resolved.res.version_name())) {
+            // a version installed with --compat keeps its compat libraries when it is composed
+            // again (another profile, a repair), as it keeps its cuDNN
+            auto with = ro;
+            with.compat = true;
+            resolved = CUDAENV_TRY(resolve_one(text, with));
+            observer.note(resolved.res.version_name() +
+                          " keeps its forward-compatibility libraries (cuda_compat)");
+        }
+        if (resolved.res.compat) {
+            resolved.res.forward_compat_gpus =
+                CUDAENV_TRY(forward_compat_gpus(session, resolved.res));
+        }
         for (const auto& a : resolved.res.archives) {
             if (local.count(a.artifact.sha256)) {
                 used.insert(a.artifact.sha256);

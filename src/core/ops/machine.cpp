@@ -1,6 +1,7 @@
 // A release against this machine's GPUs and driver (machine.hpp).
 #include "machine.hpp"
 
+#include "core/activate/compat.hpp"
 #include "core/doctor/pci_chips.hpp"
 #include "core/manifest/gpu_support.hpp"
 #include "core/resolve/gpu_driver.hpp"
@@ -31,6 +32,38 @@ MachineCheck machine_check(Session& session, const manifest::CudaRelease& releas
             release, support ? *support : manifest::GpuSupport{}, family, ids, machine.driver);
     }
     return out;
+}
+
+Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Resolution& res) {
+    auto support = CUDAENV_TRY(manifest::load_gpu_support(session.manifests_path()));
+    std::vector<std::string> ids;
+    for (const auto& l : support.listings) {
+        if (l.forward_compat) {
+            ids.push_back(l.subsystem.empty() ? l.device : l.device + "/" + l.subsystem);
+        }
+    }
+    if (ids.empty()) {
+        return Error(ErrorCode::incompatible,
+                     "the manifests in use do not say which GPUs support forward compatibility "
+                     "(gpu-support.json has no forward_compat)")
+            .with_hint("cudaenv update, or a newer cudaenv");
+    }
+    std::string needs = res.cuda->driver_min ? " >= " + res.cuda->driver_min->str() : "";
+    for (const auto& g : sys::read_machine_gpus(session.sysroot()).gpus) {
+        if (activate::forward_compat_listed(ids, g.device, g.subsystem)) {
+            continue;
+        }
+        const auto* listing = support.find(g.device, g.subsystem);
+        std::string name = (listing ? listing->name + " " : std::string("the GPU ")) +
+                           "(PCI 10de:" + g.device + ", " + g.address + ")";
+        return Error(ErrorCode::incompatible,
+                     "forward compatibility does not run on " + name +
+                         ": NVIDIA supports it on data-center GPUs only, and CUDA fails on others "
+                         "with error 804 (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)")
+            .with_hint("install a driver" + needs + " instead: it runs CUDA " +
+                       res.cuda->version.str() + " without compat libraries");
+    }
+    return ids;
 }
 
 } // namespace cudaenv::ops

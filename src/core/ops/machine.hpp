@@ -4,6 +4,7 @@
 
 #include "core/manifest/model.hpp"
 #include "core/ops/session.hpp"
+#include "core/resolve/resolve.hpp"
 #include "core/version.hpp"
 
 #include <optional>
@@ -25,5 +26,11 @@ struct MachineCheck {
 };
 
 MachineCheck machine_check(Session& session, const manifest::CudaRelease& release);
+
+/// install --compat here: the PCI ids NVIDIA supports forward compatibility on (gpu-support.json),
+/// for the version's .cudaenv-compat. Refused (incompatible, exit 8) where a GPU on this machine
+/// is not one of them -- CUDA would fail there with error 804 -- and where the manifests in use
+/// say of no GPU whether it is (made before cudaenv knew).
+Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Resolution& res);
 
 } // namespace cudaenv::ops

@@ -91,6 +91,7 @@ Result<ResolveOptions> to_resolve_options(const SpecOptions& o) {
     ResolveOptions ro;
     ro.profile = o.profile;
     ro.platform = o.platform.empty() ? host_platform() : o.platform;
+    ro.compat = o.compat;
     for (auto [text, out, what] :
          {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
         if (text->empty()) {

@@ -34,6 +34,7 @@ struct SpecOptions {
     std::string cudnn;
     std::string profile = "runtime";
     std::string platform;
+    bool compat = false; ///< --compat: NVIDIA's forward-compatibility libraries too
 };
 
 /// Checks them and turns them into ResolveOptions (usage errors name the option; the platform

@@ -207,6 +207,53 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
     }
 }
 
+/// --compat: the release's cuda_compat archive for the platform. A release that has none (a
+/// runfile, an index without it, 13.4 on) is not_found, naming the releases that have one.
+Status add_compat(const Catalog& c, Resolution& res) {
+    const auto& cuda = *res.cuda;
+    if (cuda.source == CudaSource::index) {
+        res.notes.push_back("whether CUDA " + cuda.version.str() +
+                            "'s index has cuda_compat is known once install fetches it");
+        return Ok{};
+    }
+    const Component* comp = cuda.component("cuda_compat");
+    const Artifact* artifact = nullptr;
+    if (comp) {
+        auto it = comp->platforms.find(res.platform);
+        artifact = it == comp->platforms.end() ? nullptr : &it->second;
+    }
+    if (artifact) {
+        res.compat = true;
+        res.archives.push_back({"cuda_compat", comp->version, *artifact, std::nullopt});
+        res.total_size += artifact->size.value_or(0);
+        res.unknown_sizes += artifact->size ? 0u : 1u;
+        return Ok{};
+    }
+    std::vector<std::string> have;
+    for (const auto& r : c.cuda) {
+        const Component* rc = r.component("cuda_compat");
+        if (rc && rc->platforms.count(res.platform)) {
+            have.push_back(r.version.str());
+        }
+    }
+    auto err = Error(ErrorCode::not_found,
+                     "CUDA " + cuda.version.str() + " has no forward-compatibility libraries " +
+                         "(cuda_compat) for " + res.platform +
+                         (cuda.source == CudaSource::runfile
+                              ? ": it comes as a runfile installer, and NVIDIA ships cuda_compat "
+                                "in its redistrib indexes only"
+                              : " in NVIDIA's index"));
+    if (have.empty()) {
+        return std::move(err).with_hint("no release the manifests know has cuda_compat for " +
+                                        res.platform);
+    }
+    return std::move(err).with_hint(
+        "NVIDIA's indexes have cuda_compat for " + res.platform + " in CUDA " + have.front() +
+        (have.size() > 1 ? " to " + have.back() : "") + "; for CUDA " +
+        cuda.version.truncated(2).str() + " NVIDIA's package repositories have cuda-compat-" +
+        std::to_string(cuda.version.major()) + "-" + std::to_string(cuda.version.minor()));
+}
+
 } // namespace
 
 const FrameworkVariant* best_variant(const FrameworkRelease& rel, const Version& cuda) {
@@ -608,6 +655,9 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
                                          &res.notes));
     }
     add_archives(c, res, opt);
+    if (opt.compat) {
+        CUDAENV_TRY(add_compat(c, res));
+    }
     return res;
 }
 

@@ -23,6 +23,8 @@ struct ResolveOptions {
     /// sha256s of files the user has (install --archive FILE): an artifact known only by its
     /// hash is installable when its file is here.
     std::set<std::string> local_archives;
+    /// install --compat: NVIDIA's forward-compatibility libraries (cuda_compat) too.
+    bool compat = false;
 };
 
 /// What to take from a runfile installer (it lists no components: its payload has one folder
@@ -62,6 +64,11 @@ struct Resolution {
     std::vector<std::string> not_installable;
     /// Things worth saying that do not block (an untested but compatible pair).
     std::vector<std::string> notes;
+    /// --compat: the archives hold cuda_compat. The PCI ids NVIDIA supports forward
+    /// compatibility on are not in the catalog: the caller that has the GPU tables fills
+    /// `forward_compat_gpus` (activate::CompatFile's list) before install writes it.
+    bool compat = false;
+    std::vector<std::string> forward_compat_gpus;
 
     /// Halves known by their release's pinned index alone (manifests/indexes.json), as
     /// describe() resolves them: the CUDA half is then a release of source `index` (facts, no

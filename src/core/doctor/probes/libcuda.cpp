@@ -135,8 +135,17 @@ Finding libcuda(Host& h) {
                         cu_error(init),
                     details);
     }
+    bool compat_lib = pick.path.find("/compat/") != std::string::npos;
     std::string fix = init == 100 ? "check the driver probe and `nvidia-smi`; in a container, "
                                     "start it with --gpus all"
+                      : init == 804
+                          ? "libcuda.so.1 is a forward-compatibility libcuda and this GPU is not "
+                            "a data-center part, which forward compatibility requires: take the "
+                            "compat folder off the loader path and install a newer driver instead"
+                      : init == 803 && compat_lib
+                          ? "a forward-compatibility libcuda (" + pick.path +
+                                ") runs only on the older driver branches it supports, not on "
+                                "this kernel module: take the compat folder off the loader path"
                       : (init == 35 || init == 803) && contained
                           ? "the image brings its own libcuda.so.1, which does not match the "
                             "host's kernel module: remove the driver libraries from the image "

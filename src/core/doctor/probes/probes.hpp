@@ -20,6 +20,7 @@ Finding smoke(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
 Finding driver_cuda(Host& h);
+Finding compat(Host& h);
 Finding cuda_link(Host& h);
 Finding toolkit(Host& h);
 Finding compiler(Host& h);

@@ -1452,5 +1452,98 @@ TEST_F(DoctorFrameworks, TensorflowForACudaThatWillNotLoadFails) {
     EXPECT_EQ(f.fix, "cudaenv install tf-2.13 && cudaenv use tf-2.13");
 }
 
+// Forward compatibility (probes/compat.cpp): the selected toolkit's compat/ against this machine.
+class DoctorCompat : public DoctorProbes {
+  protected:
+    /// The toolkit installed with --compat: its record says it needs `needs`, the compat
+    /// libraries are driver 560.35.03's, and the A100 (20b0) is among the supported GPUs.
+    void install_compat(const std::string& needs) {
+        write(std::string(k_cuda) + "/.cudaenv-compat",
+              "needs " + needs + "\ncompat 560.35.03\ngpus 20b0 2330\n");
+        write(std::string(k_cuda) + "/compat/libcuda.so.560.35.03", "elf");
+        link(std::string(k_cuda) + "/compat/libcuda.so.1", "libcuda.so.560.35.03");
+    }
+
+    void compat_answers(const std::string& lines) {
+        children.answer("cuda", std::string(k_cuda) + "/compat/libcuda.so.560.35.03", lines);
+    }
+};
+
+TEST_F(DoctorCompat, NotNeededWhereTheDriverRunsTheToolkit) {
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_STARTS(f.summary, "not needed: driver 550.54.15 runs CUDA 12.4");
+}
+
+TEST_F(DoctorCompat, UsedAndAnsweringIsOk) {
+    install_compat("560.35.03");
+    compat_answers("loaded=1\nversion_rc=0\nversion=12060\ninit_rc=0\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_HAS(f.summary, "runs on driver 550.54.15 through the version's forward-compatibility");
+}
+
+TEST_F(DoctorCompat, Error803NamesTheBranchRule) {
+    install_compat("560.35.03");
+    compat_answers("loaded=1\nversion_rc=0\nversion=12060\ninit_rc=803\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "error 803 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)");
+    EXPECT_HAS(f.fix, "install driver >= 560.35.03");
+}
+
+TEST_F(DoctorCompat, AGeForceIsNeverGivenTheCompatLibraries) {
+    install_compat("560.35.03");
+    write("/sys/bus/pci/devices/0000:65:00.0/device", "0x2684\n"); // a GeForce RTX 4090
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_HAS(f.summary, "error 804");
+    EXPECT_HAS(f.fix, "install driver >= 560.35.03");
+    EXPECT_FALSE(children.ran(sys.string() + std::string(k_cuda) + "/compat/libcuda.so.1"));
+}
+
+TEST_F(DoctorCompat, InstalledButNotUsedOnANewEnoughDriver) {
+    install_compat("545.23.06");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_STARTS(f.summary, "installed, not used: driver 550.54.15 runs it");
+}
+
+TEST_F(DoctorCompat, ADriverTooOldForAReleaseWithCompatSuggestsIt) {
+    write(std::string(k_cuda) + "/version.json", R"({"cuda": {"version": "13.3.1"}})");
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 2025\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::warn) << f.summary;
+    EXPECT_HAS(f.summary, "driver 580.65.06 is older than the 610.43.02 CUDA 13.3.1 needs");
+    EXPECT_HAS(f.fix, "cudaenv install 13.3.1 --compat");
+}
+
+TEST_F(DoctorCompat, ADriverTooOldForAReleaseWithoutCompatSaysItCannotHelp) {
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_HAS(f.summary, "NVIDIA ships no cuda_compat for it");
+}
+
+TEST_F(DoctorCompat, ACompatLibcudaOnTheMachineWideLoaderPathFails) {
+    install_compat("560.35.03");
+    write("/etc/ld.so.conf.d/000_cuda-compat.conf", std::string(k_cuda) + "/compat\n");
+    children.ld_cache = "1 libs found in cache `/etc/ld.so.cache'\n" +
+                        cache_line("libcuda.so.1", std::string(k_cuda) + "/compat/libcuda.so.1");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::fail) << f.summary;
+    EXPECT_HAS(f.summary, "error 803");
+    EXPECT_HAS(f.fix, "take the compat folder out of /etc/ld.so.conf.d");
+}
+
+TEST_F(DoctorCompat, ADamagedRecordFails) {
+    write(std::string(k_cuda) + "/.cudaenv-compat", "needs 560.35.03\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "is damaged");
+}
+
 } // namespace
 } // namespace cudaenv::doctor

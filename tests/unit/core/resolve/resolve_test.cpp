@@ -491,3 +491,43 @@ TEST(FrameworkVerdicts, PyTorchAndJaxReleases) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->framework_variant->tag, "cu121");
 }
+
+TEST(ResolveCompat, AddsTheReleasesCudaCompatArchiveForThePlatform) {
+    ResolveOptions o;
+    o.compat = true;
+    auto r = run("13.3", o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(r->compat);
+    const auto& last = r->archives.back();
+    EXPECT_EQ(last.component, "cuda_compat");
+    EXPECT_EQ(last.version.str(), "610.43.02");
+    EXPECT_NE(last.artifact.path.find("cuda_compat-linux-x86_64-610.43.02_cuda13.3"),
+              std::string::npos);
+    std::uint64_t total = 0;
+    for (const auto& a : r->archives) {
+        total += a.artifact.size.value_or(0);
+    }
+    EXPECT_EQ(total, r->total_size);
+    EXPECT_FALSE(run("13.3")->compat); // only when asked: the profiles never take it
+    o.platform = "linux-sbsa";
+    EXPECT_NE(run("13.3", o)->archives.back().artifact.path.find("linux-sbsa"), std::string::npos);
+}
+
+TEST(ResolveCompat, AReleaseWithoutItIsNotFoundAndSaysWhichHaveIt) {
+    ResolveOptions o;
+    o.compat = true;
+    auto r = run("12.4", o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::not_found);
+    EXPECT_NE(r.error().message.find("CUDA 12.4.1 has no forward-compatibility libraries "
+                                     "(cuda_compat) for linux-x86_64"),
+              std::string::npos)
+        << r.error().message;
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_NE(r.error().hints[0].find("in CUDA 13.1.1 to 13.3.1"), std::string::npos)
+        << r.error().hints[0];
+    EXPECT_NE(r.error().hints[0].find("cuda-compat-12-4"), std::string::npos);
+    auto runfile = run("10.2", o);
+    ASSERT_FALSE(runfile);
+    EXPECT_NE(runfile.error().message.find("runfile installer"), std::string::npos);
+}
