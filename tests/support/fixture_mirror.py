@@ -73,6 +73,13 @@ CUDA = {
                                         "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 120405; return 0; }")]),
             "libnvjitlink": ("12.4.127", [("libnvJitLink.so.12.4.127", "libnvJitLink.so.12", ["libnvJitLink.so"],
                                            "int nvJitLinkVersion(unsigned *a, unsigned *b) { *a = 12; *b = 4; return 0; }")]),
+            # NVIDIA's forward-compatibility libraries, as 13.1 on ship them: compat/ holds a newer
+            # driver's libcuda, the index nests the archive under a cuda_variant
+            "cuda_compat": ("560.35.03", [("libcuda.so.560.35.03", "libcuda.so.1", ["libcuda.so"],
+                                           "int cuDriverGetVersion(int *v) { *v = 12060; return 0; }\n"
+                                           "int cuInit(unsigned f) { (void)f; return 0; }"),
+                                          ("libnvidia-ptxjitcompiler.so.560.35.03", "libnvidia-ptxjitcompiler.so.1", [],
+                                           "int __cudaenv_fixture_ptxjit(void) { return 0; }")]),
         },
         "nvcc_banner": "Cuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0",
         "driver": "550.54.15",
@@ -214,18 +221,23 @@ def nvcc_script(banner):
     # NVCC_APPEND_FLAGS always; NVCC_CCBIN from 12.x on (11.8's has no NVCC_CCBIN; 13.0's has).
     major = int(banner.split("release ", 1)[1].split(".", 1)[0]) if "release " in banner else 0
     reads = "NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS" + (" NVCC_CCBIN" if major >= 12 else "")
+    # --fixture-env (the fixture's, not nvcc's): what the shim gave it
     return ("#!/bin/sh\n# reads " + reads + "\n"
-            "case \"$1\" in --version|-V) printf '%b\\n' '" + lines + "';; *) echo 'nvcc fatal   : No input files specified'; exit 1;; esac\n").encode()
+            "case \"$1\" in --version|-V) printf '%b\\n' '" + lines + "';; "
+            "--fixture-env) echo \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\";; "
+            "*) echo 'nvcc fatal   : No input files specified'; exit 1;; esac\n").encode()
 
 
 def build_cuda(compiler, mirror, version, spec):
     entries = {"release_date": spec["date"], "release_label": version, "release_product": "cuda"}
     names = spec.get("names", {})
     for comp, (cver, libs) in spec["components"].items():
-        top = f"{comp}-{PLATFORM}-{cver}-archive"
+        compat = comp == "cuda_compat"
+        variant = "cuda" + ".".join(version.split(".")[:2])
+        top = f"{comp}-{PLATFORM}-{cver}" + (f"_{variant}" if compat else "") + "-archive"
         rel = f"{comp}/{PLATFORM}/{top}.tar.xz"
         files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None)]
-        files += lib_files(compiler, "lib", libs)
+        files += lib_files(compiler, "compat" if compat else "lib", libs)
         if comp == "cuda_cudart":
             major, minor = (int(x) for x in version.split(".")[:2])
             files.append(("include/cuda_runtime_api.h",
@@ -241,10 +253,12 @@ def build_cuda(compiler, mirror, version, spec):
             files.append(("bin/cuobjdump", b"#!/bin/sh\necho 'cuobjdump: NVIDIA (R) CUDA Object Utility'\n", 0o755, "file", None))
         out = mirror / "cuda" / "redist" / rel
         write_archive(out, top, files)
+        artifact = {"relative_path": rel, "sha256": sha256(out),
+                    "md5": hashlib.md5(out.read_bytes()).hexdigest(), "size": str(out.stat().st_size)}
         entries[comp] = {"name": names.get(comp, comp), "license": "CUDA Toolkit", "version": cver,
-                         PLATFORM: {"relative_path": rel, "sha256": sha256(out),
-                                    "md5": hashlib.md5(out.read_bytes()).hexdigest(),
-                                    "size": str(out.stat().st_size)}}
+                         PLATFORM: {variant: artifact} if compat else artifact}
+        if compat:
+            entries[comp]["cuda_variant"] = [variant[4:]]
         if spec.get("windows_arm64"):
             # a platform cudaenv does not serve: listed, never downloaded
             entries[comp]["windows-arm64"] = {"relative_path": f"{comp}/windows-arm64/{comp}-windows-arm64-{cver}-archive.zip",

@@ -1,0 +1,181 @@
+"""Forward compatibility, managed (issue 29, docs/compat.md): `install --compat` adds NVIDIA's
+cuda_compat libraries (the fixture's 12.4.1 carries them in NVIDIA's nested cuda_variant layout,
+a real ELF libcuda inside) to a version's compat/; exec, env, the hook, shims and modulefiles put
+compat/ first only where the machine's driver is older than the release needs and its GPUs are
+data-center parts; a GeForce machine is refused; `global` never puts compat/ on the machine-wide
+loader path. The machine is a sysroot of real sysfs and procfs files."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, loader_sysroot
+
+PROJECT_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
+LMOD_INIT = "/usr/share/lmod/lmod/init/bash"
+H100 = "2330"
+RTX4090 = "2684"
+
+
+def gpu_machine(s, driver, device):
+    """`s` as a machine with one NVIDIA GPU `device` and driver `driver` loaded."""
+    (s / "proc" / "driver" / "nvidia").mkdir(parents=True, exist_ok=True)
+    (s / "proc" / "driver" / "nvidia" / "version").write_text(
+        f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {driver}  Thu Jan  1 00:00:00 UTC 2026\n")
+    dev = s / "sys" / "bus" / "pci" / "devices" / "0000:65:00.0"
+    dev.mkdir(parents=True, exist_ok=True)
+    for name, value in (("vendor", "0x10de"), ("class", "0x030200"), ("device", "0x" + device),
+                        ("subsystem_vendor", "0x10de"), ("subsystem_device", "0x16c1")):
+        (dev / name).write_text(value + "\n")
+
+
+@pytest.fixture
+def compat(inst, tmp_path):
+    """The fixture's manifests with the project's GPU tables (which GPUs are data-center parts),
+    on an H100 machine whose R535 driver is older than the 550.54.15 CUDA 12.4.1 needs."""
+    man = tmp_path / "manifests"
+    shutil.copytree(inst.fixture / "manifests", man)
+    shutil.copy(PROJECT_MANIFESTS / "gpu-support.json", man / "gpu-support.json")
+    s = tmp_path / "machine"
+    gpu_machine(s, "535.104.05", H100)
+    inst.env.update(CUDAENV_MANIFESTS=str(man), CUDAENV_SYSROOT=str(s))
+    inst.sysroot = s
+    inst.prefix = inst.root / "versions" / "12.4.1"
+    return inst
+
+
+def ld_path(inst, **env):
+    res = inst("exec", "--", "sh", "-c", 'echo "$LD_LIBRARY_PATH"', env={"CUDAENV_VERSION": "12.4.1", **env})
+    assert res.rc == 0, res
+    return res.out.strip().split(":")
+
+
+def test_install_compat_lays_out_compat_and_exec_uses_it_on_an_old_driver(compat):
+    res = compat("install", "12.4", "--compat")
+    assert res.rc == 0, res
+    p = compat.prefix
+    assert os.readlink(p / "compat" / "libcuda.so.1") == "libcuda.so.560.35.03"
+    assert not list((p / "lib64").glob("libcuda.so*")), "a compat libcuda in lib64 would reach the loader path"
+    record = (p / ".cudaenv-compat").read_text()
+    assert "needs 550.54.15\ncompat 560.35.03\n" in record
+    assert f" {H100}" in record.splitlines()[-1] and f" {RTX4090}" not in record
+    assert ld_path(compat)[:2] == [str(p / "compat"), str(p / "lib64")]
+    # the real loader takes the compat libcuda: it answers as driver 560's (CUDA 12.6)
+    probe = ("import ctypes; l = ctypes.CDLL('libcuda.so.1'); v = ctypes.c_int(); "
+             "l.cuDriverGetVersion(ctypes.byref(v)); print(v.value)")
+    res = compat("exec", "--", "/usr/bin/python3", "-c", probe, env={"CUDAENV_VERSION": "12.4.1"})
+    assert res.rc == 0 and res.out.strip() == "12060", res
+    # env says the same as exec
+    env = compat("env", "--json", env={"CUDAENV_VERSION": "12.4.1"})
+    assert env.json()["env"]["LD_LIBRARY_PATH"].split(":")[0] == str(p / "compat"), env
+
+
+def test_a_driver_upgrade_turns_compat_off_by_itself(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    gpu_machine(compat.sysroot, "560.35.03", H100)
+    assert ld_path(compat)[0] == str(compat.prefix / "lib64")
+    gpu_machine(compat.sysroot, "550.54.15", H100)  # exactly what 12.4.1 needs
+    assert str(compat.prefix / "compat") not in ld_path(compat)
+
+
+def test_the_shim_and_the_modulefile_decide_at_every_call(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    shims = compat.root / "shims"
+    env = dict(compat.env, PATH=f"{shims}:/usr/bin:/bin", CUDAENV_VERSION="12.4.1")
+    out = subprocess.run([str(shims / "nvcc"), "--fixture-env"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out
+    assert out.stdout.strip() == f"LD_LIBRARY_PATH={compat.prefix / 'compat'}", out
+    shim = os.path.realpath(shims / "nvcc")
+    ask = lambda: subprocess.run([shim, "__compat", str(compat.prefix)], env=env, capture_output=True,
+                                 text=True).stdout.strip()
+    assert ask() == str(compat.prefix / "compat")
+    lua = compat("modulefile", "12.4.1", "--lua")
+    assert lua.rc == 0 and f"'{shim}' __compat '{compat.prefix}'" in lua.out, lua
+    gpu_machine(compat.sysroot, "560.35.03", H100)
+    assert ask() == ""
+    out = subprocess.run([str(shims / "nvcc"), "--fixture-env"], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "LD_LIBRARY_PATH=", out
+
+
+def test_lmod_loads_compat_only_where_the_machine_needs_it(compat, tmp_path):
+    if not os.path.exists(LMOD_INIT):
+        pytest.skip("Lmod is not installed (apt-get install lmod)")
+    assert compat("install", "12.4", "--compat").rc == 0
+    mods = tmp_path / "modulefiles"
+    assert compat("modulefile", "12.4.1", "--to", str(mods)).rc == 0
+
+    def loaded():
+        env = {k: v for k, v in compat.env.items() if k not in ("MODULEPATH", "LOADEDMODULES")}
+        script = f"source {LMOD_INIT}; module use {mods}; module load cuda/12.4.1 && echo \"L=$LD_LIBRARY_PATH\""
+        res = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert res.returncode == 0, res
+        return [l[2:] for l in res.stdout.splitlines() if l.startswith("L=")][0].split(":")
+
+    assert loaded()[:2] == [str(compat.prefix / "compat"), str(compat.prefix / "lib64")]
+    gpu_machine(compat.sysroot, "560.35.03", H100)
+    assert loaded()[0] == str(compat.prefix / "lib64")
+
+
+def test_a_geforce_machine_is_refused_and_nothing_is_installed(compat):
+    gpu_machine(compat.sysroot, "535.104.05", RTX4090)
+    res = compat("install", "12.4", "--compat")
+    assert_one_line_error(res, 8)
+    assert "NVIDIA GeForce RTX 4090" in res.err and "error 804" in res.err, res
+    assert "install a driver >= 550.54.15" in res.err
+    assert not compat.prefix.exists()
+
+
+def test_a_geforce_beside_an_installed_compat_version_runs_without_it(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    gpu_machine(compat.sysroot, "535.104.05", RTX4090)
+    assert str(compat.prefix / "compat") not in ld_path(compat)
+
+
+def test_a_release_without_cuda_compat_is_not_found_and_names_those_with_it(compat):
+    res = compat("install", "11.8", "--compat")
+    assert_one_line_error(res, 9)
+    assert "CUDA 11.8.0 has no forward-compatibility libraries (cuda_compat) for linux-x86_64" in res.err
+    assert "cuda-compat-11-8" in res.err and "CUDA 12.4.1" in res.err, res
+
+
+def test_a_version_keeps_its_compat_libraries_when_composed_again(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    res = compat("install", "12.4", "--profile", "devel")
+    assert res.rc == 0, res
+    assert "keeps its forward-compatibility libraries" in res.err + res.out, res
+    assert (compat.prefix / "compat" / "libcuda.so.1").exists()
+    assert (compat.prefix / ".cudaenv-compat").exists()
+
+
+def test_global_never_puts_compat_on_the_machine_wide_loader_path(compat):
+    if os.geteuid() != 0:
+        pytest.skip("ldconfig -r needs root")
+    loader_sysroot(compat.sysroot)
+    compat.root = compat.sysroot / "opt" / "cudaenv"
+    compat.prefix = compat.root / "versions" / "12.4.1"
+    compat.env["CUDAENV_ROOT"] = str(compat.root)
+    assert compat("install", "12.4", "--compat").rc == 0
+    res = compat("global", "12.4.1")
+    assert res.rc == 0, res
+    confs = "".join(p.read_text() for p in (compat.sysroot / "etc" / "ld.so.conf.d").iterdir())
+    assert confs == "/usr/local/cuda/lib64\n"
+    cache = subprocess.run(["/sbin/ldconfig", "-r", str(compat.sysroot), "-p"], capture_output=True, text=True)
+    assert "libcuda.so.1" not in cache.stdout, cache.stdout
+
+
+def test_the_prompt_hook_applies_compat_and_takes_it_back(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    shim = os.path.realpath(compat.root / "shims" / "nvcc")
+    script = (f'eval "$({shim} __hook bash)"; echo "A=$LD_LIBRARY_PATH"; '
+              f'unset CUDAENV_VERSION; eval "$({shim} __hook bash)"; echo "B=$LD_LIBRARY_PATH"')
+    env = dict(compat.env, CUDAENV_VERSION="12.4.1", LD_LIBRARY_PATH="/opt/mine")
+    res = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], env=env, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res
+    lines = dict(l.split("=", 1) for l in res.stdout.splitlines())
+    p = compat.prefix
+    assert lines["A"] == f"{p / 'compat'}:{p / 'lib64'}:/opt/mine", res
+    assert lines["B"] == "/opt/mine", res
