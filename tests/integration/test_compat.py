@@ -179,3 +179,12 @@ def test_the_prompt_hook_applies_compat_and_takes_it_back(compat):
     p = compat.prefix
     assert lines["A"] == f"{p / 'compat'}:{p / 'lib64'}:/opt/mine", res
     assert lines["B"] == "/opt/mine", res
+
+
+def test_keeping_them_is_not_refused_on_a_machine_that_cannot_use_them(compat):
+    # a version on a shared disk, composed again from a GeForce workstation: kept, not refused
+    assert compat("install", "12.4", "--compat").rc == 0
+    gpu_machine(compat.sysroot, "535.104.05", RTX4090)
+    res = compat("install", "12.4", "--profile", "devel")
+    assert res.rc == 0, res
+    assert (compat.prefix / ".cudaenv-compat").exists()

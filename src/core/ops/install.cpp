@@ -119,8 +119,11 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
                           " keeps its forward-compatibility libraries (cuda_compat)");
         }
         if (resolved.res.compat) {
-            resolved.res.forward_compat_gpus =
-                CUDAENV_TRY(forward_compat_gpus(session, resolved.res));
+            auto& res = resolved.res;
+            res.forward_compat_gpus = CUDAENV_TRY(forward_compat_gpus(session));
+            if (ro.compat) { // asked now, not kept: this machine must be able to use them
+                CUDAENV_TRY(check_forward_compat_here(session, res, res.forward_compat_gpus));
+            }
         }
         for (const auto& a : resolved.res.archives) {
             if (local.count(a.artifact.sha256)) {

@@ -34,7 +34,7 @@ MachineCheck machine_check(Session& session, const manifest::CudaRelease& releas
     return out;
 }
 
-Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Resolution& res) {
+Result<std::vector<std::string>> forward_compat_gpus(Session& session) {
     auto support = CUDAENV_TRY(manifest::load_gpu_support(session.manifests_path()));
     std::vector<std::string> ids;
     for (const auto& l : support.listings) {
@@ -48,12 +48,19 @@ Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Res
                      "(gpu-support.json has no forward_compat)")
             .with_hint("cudaenv update, or a newer cudaenv");
     }
+    return ids;
+}
+
+Status check_forward_compat_here(Session& session,
+                                 const Resolution& res,
+                                 const std::vector<std::string>& gpus) {
     std::string needs = res.cuda->driver_min ? " >= " + res.cuda->driver_min->str() : "";
     for (const auto& g : sys::read_machine_gpus(session.sysroot()).gpus) {
-        if (activate::forward_compat_listed(ids, g.device, g.subsystem)) {
+        if (activate::forward_compat_listed(gpus, g.device, g.subsystem)) {
             continue;
         }
-        const auto* listing = support.find(g.device, g.subsystem);
+        auto support = manifest::load_gpu_support(session.manifests_path());
+        const auto* listing = support ? support->find(g.device, g.subsystem) : nullptr;
         std::string name = (listing ? listing->name + " " : std::string("the GPU ")) +
                            "(PCI 10de:" + g.device + ", " + g.address + ")";
         return Error(ErrorCode::incompatible,
@@ -63,7 +70,7 @@ Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Res
             .with_hint("install a driver" + needs + " instead: it runs CUDA " +
                        res.cuda->version.str() + " without compat libraries");
     }
-    return ids;
+    return Ok{};
 }
 
 } // namespace cudaenv::ops

@@ -27,10 +27,15 @@ struct MachineCheck {
 
 MachineCheck machine_check(Session& session, const manifest::CudaRelease& release);
 
-/// install --compat here: the PCI ids NVIDIA supports forward compatibility on (gpu-support.json),
-/// for the version's .cudaenv-compat. Refused (incompatible, exit 8) where a GPU on this machine
-/// is not one of them -- CUDA would fail there with error 804 -- and where the manifests in use
-/// say of no GPU whether it is (made before cudaenv knew).
-Result<std::vector<std::string>> forward_compat_gpus(Session& session, const Resolution& res);
+/// The PCI ids NVIDIA supports forward compatibility on (gpu-support.json's marks), for a
+/// version's .cudaenv-compat. Refused (incompatible, exit 8) when the manifests in use mark none
+/// (made before cudaenv knew).
+Result<std::vector<std::string>> forward_compat_gpus(Session& session);
+
+/// install --compat here: refused (incompatible, exit 8) where a GPU on this machine is not one
+/// of `gpus` -- CUDA would fail there with error 804 --, naming it and the driver to install.
+Status check_forward_compat_here(Session& session,
+                                 const Resolution& res,
+                                 const std::vector<std::string>& gpus);
 
 } // namespace cudaenv::ops
