@@ -40,7 +40,8 @@ def compat(inst, tmp_path):
     shutil.copy(PROJECT_MANIFESTS / "gpu-support.json", man / "gpu-support.json")
     s = tmp_path / "machine"
     gpu_machine(s, "535.104.05", H100)
-    inst.env.update(CUDAENV_MANIFESTS=str(man), CUDAENV_SYSROOT=str(s))
+    inst.root = s / "opt" / "cudaenv"  # inside the machine: the doctor sees it there
+    inst.env.update(CUDAENV_MANIFESTS=str(man), CUDAENV_SYSROOT=str(s), CUDAENV_ROOT=str(inst.root))
     inst.sysroot = s
     inst.prefix = inst.root / "versions" / "12.4.1"
     return inst
@@ -154,9 +155,6 @@ def test_global_never_puts_compat_on_the_machine_wide_loader_path(compat):
     if os.geteuid() != 0:
         pytest.skip("ldconfig -r needs root")
     loader_sysroot(compat.sysroot)
-    compat.root = compat.sysroot / "opt" / "cudaenv"
-    compat.prefix = compat.root / "versions" / "12.4.1"
-    compat.env["CUDAENV_ROOT"] = str(compat.root)
     assert compat("install", "12.4", "--compat").rc == 0
     res = compat("global", "12.4.1")
     assert res.rc == 0, res
@@ -188,3 +186,20 @@ def test_keeping_them_is_not_refused_on_a_machine_that_cannot_use_them(compat):
     res = compat("install", "12.4", "--profile", "devel")
     assert res.rc == 0, res
     assert (compat.prefix / ".cudaenv-compat").exists()
+
+
+def compat_probe(inst):
+    res = inst("doctor", "--only", "compat", "--json", env={"CUDAENV_VERSION": "12.4.1"})
+    assert res.rc in (0, 1), res
+    return {p["id"]: p for p in res.json()["probes"]}["compat"]
+
+
+def test_the_doctor_reports_the_compat_state_it_measured(compat):
+    assert compat("install", "12.4", "--compat").rc == 0
+    # the query child loads the version's real compat libcuda and cuInit answers
+    probe = compat_probe(compat)
+    assert probe["status"] == "ok", probe
+    assert "runs on driver 535.104.05 through the version's forward-compatibility libraries" in probe["finding"]
+    gpu_machine(compat.sysroot, "535.104.05", RTX4090)
+    probe = compat_probe(compat)
+    assert probe["status"] == "warn" and "error 804" in probe["finding"], probe
