@@ -74,10 +74,12 @@ int exec_in_version(Context& ctx,
     ::setenv("CUDA_PATH", prefix.c_str(), 1);
     // cuda-gdb, compute-sanitizer and the profilers load libcuda: a version installed with
     // --compat gives them its compat libcuda where this machine's driver is too old for it
-    if (auto compat = activate::compat_state(prefix, ctx.sysroot()); compat.use()) {
-        auto ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
-        ::setenv(
-            "LD_LIBRARY_PATH", (compat.dir.string() + (ld.empty() ? "" : ":" + ld)).c_str(), 1);
+    if (activate::has_compat_libraries(prefix)) { // one access(2) for every other version
+        if (auto compat = activate::compat_state(prefix, ctx.sysroot()); compat.use()) {
+            auto ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
+            auto list = compat.dir.string() + (ld.empty() ? "" : ":" + ld);
+            ::setenv("LD_LIBRARY_PATH", list.c_str(), 1);
+        }
     }
     // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
     // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims

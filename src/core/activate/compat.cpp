@@ -2,6 +2,8 @@
 
 #include "../fs.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace cudaenv::activate {
@@ -149,6 +151,10 @@ CompatState decide(const fs::path& prefix,
 }
 
 } // namespace
+
+bool has_compat_libraries(const fs::path& prefix) {
+    return ::access((prefix.native() + "/" + k_compat_file).c_str(), F_OK) == 0;
+}
 
 CompatState compat_state(const fs::path& prefix, const sys::MachineGpus& machine) {
     return decide(prefix, read_file_prefix(prefix / k_compat_file, k_max_compat_file), machine);

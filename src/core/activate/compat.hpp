@@ -54,6 +54,10 @@ struct CompatState {
     bool use() const { return kind == Kind::used; }
 };
 
+/// Whether the version at `prefix` has compat libraries (its record exists): one access(2), for
+/// the shim's hot path.
+bool has_compat_libraries(const std::filesystem::path& prefix);
+
 /// The decision for `prefix` against `machine`.
 CompatState compat_state(const std::filesystem::path& prefix, const sys::MachineGpus& machine);
 
