@@ -6,6 +6,7 @@
 #include "../manifest/codec.hpp"
 #include "../manifest/gpu_support.hpp"
 #include "../store/records.hpp"
+#include "answers.hpp"
 #include "text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -365,11 +366,20 @@ const LibraryAnswer& Facts::query(std::string_view kind, std::string_view p) {
     } else {
         // The library's own dependencies come from the machine's loader, as they would for a
         // program; LD_LIBRARY_PATH is passed on because it is part of what the user runs with.
-        auto ran = m_files.processes().run({m_files.config().self_exe.string(),
-                                            "__doctor-query",
-                                            std::string(kind),
-                                            m_files.at(p).string()},
-                                           m_files.child_options());
+        std::vector<std::string> argv{m_files.config().self_exe.string(),
+                                      "__doctor-query",
+                                      std::string(kind),
+                                      m_files.at(p).string()};
+        // a library's version is the file's; libcuda's cuInit and NVML are the machine's now
+        auto* answers = m_files.config().answers;
+        auto ran = !answers ? m_files.processes().run(argv, m_files.child_options())
+                   : kind == "cudart" || kind == "cudnn"
+                       ? answers->run(m_files.processes(),
+                                      argv,
+                                      m_files.child_options(),
+                                      {argv[0], argv[3]},
+                                      m_files.env("LD_LIBRARY_PATH").value_or(""))
+                       : answers->ask(m_files.processes(), argv, m_files.child_options());
         if (!ran) {
             a.error = ran.error().message;
         } else if (ran->timed_out) {

@@ -2,6 +2,7 @@
 
 #include "../activate/machine.hpp"
 #include "../fs.hpp"
+#include "answers.hpp"
 #include "text.hpp"
 
 #include <fcntl.h>
@@ -272,6 +273,9 @@ Result<sys::ProcessResult> Files::run(std::vector<std::string> argv) const {
         return Error(ErrorCode::internal, "nothing to run");
     }
     argv[0] = at(argv[0]).string();
+    if (m_config.answers) {
+        return m_config.answers->run(processes(), argv, child_options(), {argv[0]});
+    }
     return processes().run(argv, child_options());
 }
 

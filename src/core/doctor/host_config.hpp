@@ -13,6 +13,8 @@
 
 namespace cudaenv::doctor {
 
+class Answers;
+
 struct HostConfig {
     std::filesystem::path sysroot = "/";
     std::map<std::string, std::string> env;
@@ -36,6 +38,9 @@ struct HostConfig {
     /// How every child is run (the machine's programs, the query child, ldconfig); null: for real
     /// (sys::real_processes()). Unit tests play them.
     const sys::ProcessRunner* processes = nullptr;
+    /// What programs and libraries answered before (answers.hpp): each asked at most once per
+    /// run, and not again while its files are the same. Null: every child runs.
+    Answers* answers = nullptr;
 };
 
 } // namespace cudaenv::doctor

@@ -2,6 +2,7 @@
 // resolves to and what it shadows, and which package owns a file.
 #include "loader.hpp"
 
+#include "answers.hpp"
 #include "text.hpp"
 
 #include <fnmatch.h>
@@ -87,6 +88,14 @@ const std::vector<CacheEntry>& Loader::ld_cache() {
     ldconfig.path = m_files.config().ldconfig;
     ldconfig.sysroot = m_files.sysroot();
     ldconfig.processes = &m_files.processes();
+    // what `ldconfig -p` prints is the cache file's content, read by that ldconfig
+    std::optional<Answers::Runner> remembered;
+    if (auto* answers = m_files.config().answers) {
+        remembered.emplace(*answers,
+                           m_files.processes(),
+                           std::vector<std::filesystem::path>{m_files.at("/etc/ld.so.cache")});
+        ldconfig.processes = &*remembered;
+    }
     if (!m_files.exists("/etc/ld.so.cache")) {
         m_ld_cache_error = "there is no loader cache (/etc/ld.so.cache)";
     } else if (auto text = sys::print_ld_cache(ldconfig); !text) {

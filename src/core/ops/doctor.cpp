@@ -2,6 +2,7 @@
 #include "doctor.hpp"
 
 #include "../text.hpp"
+#include "core/doctor/answers.hpp"
 #include "core/install/compose.hpp"
 #include "core/suggest.hpp"
 
@@ -103,10 +104,19 @@ Result<Diagnosis> diagnose(Session& session, const DoctorRequest& request) {
     CUDAENV_TRY(check_probe_ids(request.only));
     auto hc = CUDAENV_TRY(host_config(session));
     hc.deep = request.deep;
+    // what the machine's programs answered before, kept in the root's cache (not made for this)
+    std::error_code ec;
+    doctor::Answers answers(std::filesystem::is_directory(hc.root.dir, ec)
+                                ? hc.root.dir / "cache" / "doctor-answers.json"
+                                : std::filesystem::path());
+    hc.answers = &answers;
     doctor::Host host(hc);
     Diagnosis d;
     d.sysroot = hc.sysroot;
     d.entries = doctor::run(host, request.only);
+    answers.save();
+    d.children_started = answers.asked();
+    d.answers_known = answers.known();
     for (const auto& e : d.entries) {
         switch (e.finding.status) {
         case doctor::Status::ok:

@@ -1,0 +1,77 @@
+// What the machine's programs and libraries answered the doctor -- `nvcc --version`, `gcc
+// -dumpversion`, `ldconfig -p`, a libcudart's or libcudnn's version in the query child -- kept by
+// the identity of the files each answer comes from (each file's real path, device, inode, size,
+// modification and change times) and the command line. A run asks each at most once (nvcc is
+// reached by three paths on a machine with /usr/local/cuda, CUDA_HOME and PATH); the answers
+// are kept between runs in <root>/cache/doctor-answers.json, so a warm run starts no child it
+// already knows the answer of. A program replaced, upgraded or touched has another identity and
+// is asked again. Only answers of commands that exited 0 in time are kept. Live state (libcuda's
+// cuInit, NVML) is never asked through here.
+#pragma once
+
+#include "../sys/process.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cudaenv::doctor {
+
+class Answers {
+  public:
+    /// `file`: where answers are kept between runs; empty: this run only. A file that is
+    /// missing, damaged or of another schema is an empty start.
+    explicit Answers(std::filesystem::path file = {});
+
+    /// `argv` through `runner` unless an answer for it and `inputs` (the files the answer comes
+    /// from) is known; `salt` is anything else the answer depends on (LD_LIBRARY_PATH for a
+    /// library). An input that cannot be stat'ed makes the command run, and its answer is not
+    /// kept.
+    Result<sys::ProcessResult> run(const sys::ProcessRunner& runner,
+                                   const std::vector<std::string>& argv,
+                                   const sys::ProcessOptions& options,
+                                   const std::vector<std::filesystem::path>& inputs,
+                                   const std::string& salt = {});
+
+    /// `argv` through `runner`, never remembered: what is live (libcuda's cuInit, NVML), counted.
+    Result<sys::ProcessResult> ask(const sys::ProcessRunner& runner,
+                                   const std::vector<std::string>& argv,
+                                   const sys::ProcessOptions& options);
+
+    /// The same as a ProcessRunner: the program (argv[0]) and fixed `inputs` (for code that
+    /// takes a runner: ldconfig, whose answer is the cache file's content).
+    class Runner : public sys::ProcessRunner {
+      public:
+        Runner(Answers& answers,
+               const sys::ProcessRunner& inner,
+               std::vector<std::filesystem::path> inputs)
+            : m_answers(answers), m_inner(inner), m_inputs(std::move(inputs)) {}
+
+        Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
+                                       const sys::ProcessOptions& options) const override;
+
+      private:
+        Answers& m_answers;
+        const sys::ProcessRunner& m_inner;
+        std::vector<std::filesystem::path> m_inputs;
+    };
+
+    /// Writes what this run learned (atomically; a cache: failing to write is not an error).
+    void save() const;
+
+    std::size_t asked() const { return m_asked; } ///< children started through here this run
+
+    std::size_t known() const { return m_known; } ///< answers given without a child
+
+  private:
+    std::filesystem::path m_file;
+    std::vector<std::pair<std::string, sys::ProcessResult>> m_entries; ///< oldest first
+    std::map<std::string, std::size_t> m_index;                        ///< key -> m_entries
+    bool m_dirty = false;
+    std::size_t m_asked = 0;
+    std::size_t m_known = 0;
+};
+
+} // namespace cudaenv::doctor
