@@ -292,6 +292,42 @@ def test_driver_unsigned_under_secure_boot_names_secure_boot(m):
     assert "Secure Boot: off" in p["details"], p
 
 
+def test_driver_signed_by_a_key_secure_boot_does_not_trust(m, tmp_path):
+    """A module signed as sign-file signs it, by a key that is not in shim's MOK list: the kernel
+    refuses it, and the finding names the signer. Enrolled, it is not the cause."""
+    mok = fixture_sysroot.SigningKey(tmp_path, "Machine Owner Key")
+    dkms = fixture_sysroot.SigningKey(tmp_path, "DKMS module signing key")
+    m.no_kernel_driver()
+    m.secure_boot(on=True)
+    m.mok_list(mok)
+    m.module_installed(key=dkms)
+    m.write("/var/lib/dkms/mok.pub", dkms.der())
+    p = expect(probe(m, "driver"), "fail", "Secure Boot is on and the nvidia module is signed by "
+               "DKMS module signing key (key serial ", "which is not enrolled in MOK or db: the kernel refuses it")
+    assert p["fix"] == ("sudo mokutil --import /var/lib/dkms/mok.pub and confirm at the next boot, "
+                        "or sign the module with an enrolled key"), p
+    assert any(d.startswith("enrolled in MOK: Machine Owner Key (serial ") for d in p["details"]), p
+    # enrolled in db (the firmware's own list) counts too
+    m.mok_list(dkms, var="db")
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert any(d.startswith("module signed by DKMS module signing key") and d.endswith("enrolled in db")
+               for d in p["details"]), p
+
+
+@pytest.mark.parametrize("compress", ["xz", "gzip", "zstd"])
+def test_driver_reads_the_signature_of_a_compressed_module(m, tmp_path, compress):
+    if not shutil.which(compress):
+        pytest.skip(f"no {compress}")
+    key = fixture_sysroot.SigningKey(tmp_path, "NVIDIA module key")
+    m.no_kernel_driver()
+    m.secure_boot(on=True)
+    m.mok_list()
+    m.module_installed(key=key, compress=compress)
+    expect(probe(m, "driver"), "fail", "signed by NVIDIA module key", "not enrolled in MOK or db")
+    m.module_installed(compress=compress)
+    expect(probe(m, "driver"), "fail", "is not signed: the kernel refuses to load it")
+
+
 def test_xid_79_in_the_kernel_log_is_the_root_cause_with_its_fix(m):
     expect(probe(m, "xid"), "ok", "no Xid events since boot")
     m.xid(79, text="GPU has fallen off the bus.", times=2)
