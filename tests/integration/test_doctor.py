@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 23
+    assert len(probes) == 24
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -102,7 +102,7 @@ def _normalise(text, m):
 
 
 NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid health driver libcuda fabric smoke driver-cuda toolkit cuda-link compiler "
-                        "loader cudnn environment container cdi wsl frameworks").split()]
+                        "loader cudnn environment container cuda-compat cdi wsl frameworks").split()]
 
 
 def _only_all_but_self():
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 23
+    assert res.rc == 1 and len(probes) == 24
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -1138,6 +1138,36 @@ def test_container_ok(m):
     expect(probe(m, "container", env={"NVIDIA_VISIBLE_DEVICES": "all"}), "ok", "in docker with GPU device nodes")
 
 
+def test_cuda_compat_on_the_host_reads_the_toolkit_config(m):
+    expect(probe(m, "cuda-compat"), "skip", "no NVIDIA Container Toolkit configuration")
+    m.container_toolkit("1.17.8-1")
+    expect(probe(m, "cuda-compat"), "ok", "libraries are used",
+           "cuda-compat-mode not set: \"ldconfig\", the default since 1.17.7")
+    m.container_toolkit("1.17.5-1")
+    p = expect(probe(m, "cuda-compat"), "ok", "libraries are not used",
+               "allow-cuda-compat-libs-from-container not set in [features] (toolkit 1.17.5)")
+    assert any("CUDA_ERROR_INSUFFICIENT_DRIVER (35)" in d for d in p["details"]), p
+    m.container_toolkit("1.17.5-1", "[features]\nallow-cuda-compat-libs-from-container = true\n")
+    expect(probe(m, "cuda-compat"), "ok", "libraries are used (allow-cuda-compat-libs-from-container = true")
+    m.container_toolkit("1.18.0-1", "[nvidia-container-runtime.modes.legacy]\ncuda-compat-mode = \"disabled\"\n")
+    expect(probe(m, "cuda-compat"), "ok", "libraries are not used (cuda-compat-mode = \"disabled\"")
+
+
+def test_cuda_compat_in_a_container_with_the_images_compat_libs(m):
+    m.write("/.dockerenv", "")
+    expect(probe(m, "cuda-compat"), "ok", "no CUDA forward-compatibility libcuda in the image")
+    m.compat_libs("570.124.06")
+    p = expect(probe(m, "cuda-compat"), "warn", "forward-compatibility libcuda 570.124.06 for a newer "
+               "driver than the host's 550.54.15, but programs load the host's libcuda",
+               "CUDA_ERROR_INSUFFICIENT_DRIVER (35")
+    assert "cuda-compat-mode = \"ldconfig\"" in p["fix"], p
+    m.compat_libs("570.124.06", loaded=True)
+    expect(probe(m, "cuda-compat"), "ok", "programs load the image's forward-compatibility libcuda "
+           "570.124.06 over the host's driver 550.54.15")
+    m.gpu_conf(name="NVIDIA GeForce RTX 4090")
+    expect(probe(m, "cuda-compat"), "fail", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)")
+
+
 def _wsl(m):
     m.write("/proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
     m.write("/dev/dxg", "")
@@ -1204,7 +1234,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     p = expect(probes["libcuda"], "fail", "does not load")
     # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
     assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
-    assert len(probes) == 23 and res.rc == 1
+    assert len(probes) == 24 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

@@ -259,6 +259,44 @@ class Machine:
                      + SHIM_OWNER_GUID + der)
         self.write(f"/sys/firmware/efi/efivars/{var}-{guid}", data)
 
+    def container_toolkit(self, version="1.17.8-1", config=None):
+        """The NVIDIA Container Toolkit on the host: its config.toml (`config`, else the file
+        1.17.8's `nvidia-ctk config default` writes, without the compat keys) and the package in
+        dpkg's status."""
+        if config is None:
+            config = ("#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+                      "disable-require = false\n"
+                      "supported-driver-capabilities = \"compat32,compute,display,graphics,ngx,utility,video\"\n\n"
+                      "[nvidia-container-cli]\nenvironment = []\nldconfig = \"@/sbin/ldconfig\"\n"
+                      "load-kmods = true\n\n[nvidia-container-runtime]\nlog-level = \"info\"\n"
+                      "mode = \"auto\"\nruntimes = [\"docker-runc\", \"runc\", \"crun\"]\n\n"
+                      "[nvidia-container-runtime.modes.cdi]\nannotation-prefixes = [\"cdi.k8s.io/\"]\n"
+                      "default-kind = \"nvidia.com/gpu\"\nspec-dirs = [\"/etc/cdi\", \"/var/run/cdi\"]\n\n"
+                      "[nvidia-container-runtime.modes.csv]\n"
+                      "mount-spec-path = \"/etc/nvidia-container-runtime/host-files-for-container.d\"\n")
+        self.write("/etc/nvidia-container-runtime/config.toml", config)
+        status = self.p("/var/lib/dpkg/status")
+        stanzas = status.read_text().split("\n\n") if status.exists() else []
+        old = "".join(s + "\n\n" for s in stanzas
+                      if s.strip() and not s.startswith("Package: nvidia-container-toolkit-base\n"))
+        self.write("/var/lib/dpkg/status", old + "Package: nvidia-container-toolkit-base\n"
+                   "Status: install ok installed\nArchitecture: amd64\n"
+                   f"Version: {version}\n\n")
+
+    def compat_libs(self, driver="570.124.06", cuda="12.4", loaded=False):
+        """NVIDIA's cuda-compat-<major>-<minor> package in an image: the forward-compatibility
+        libcuda in /usr/local/cuda-<cuda>/compat (reached through /usr/local/cuda when that links
+        there). `loaded`: the toolkit's ldconfig mode put the folder in the loader's path (the
+        hook's 00-compat-*.conf), and the cache is rebuilt."""
+        folder = f"/usr/local/cuda-{cuda}/compat"
+        self.copy(self.libs.fake_driver("cuda"), f"{folder}/libcuda.so.{driver}")
+        self.link(f"{folder}/libcuda.so.1", f"libcuda.so.{driver}")
+        if not self.p("/usr/local/cuda").exists():
+            self.link("/usr/local/cuda", f"/usr/local/cuda-{cuda}")
+        if loaded:
+            self.write("/etc/ld.so.conf.d/00-compat-1.conf", folder + "\n")
+        self.ldconfig()
+
     def nouveau(self):
         """nouveau bound the GPU at boot: the nvidia module is installed but not loaded."""
         self.no_kernel_driver()

@@ -5,6 +5,10 @@
 #include "../doctor.hpp"
 #include "../host.hpp"
 
+#include <map>
+#include <string>
+#include <string_view>
+
 namespace cudaenv::doctor::checks {
 
 Finding gpu(Host& h);
@@ -27,6 +31,7 @@ Finding loader(Host& h);
 Finding cudnn(Host& h);
 Finding environment(Host& h);
 Finding container(Host& h);
+Finding cuda_compat(Host& h);
 Finding wsl(Host& h);
 Finding frameworks(Host& h);
 Finding self(Host& h);
@@ -47,6 +52,10 @@ std::string lower(std::string s);
 /// A loader configuration entry about CUDA, cuDNN or NVIDIA (its file or folder names one).
 bool gpu_related(const ConfEntry& c);
 using cudaenv::join; // core/text.hpp
+/// `section.key` -> value of a TOML file's plain `key = value` lines under `[section]` headers
+/// (quotes and trailing comments taken off; arrays of tables skipped): enough for the NVIDIA
+/// Container Toolkit's config.toml, not a TOML parser.
+std::map<std::string, std::string> toml_keys(std::string_view text);
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 

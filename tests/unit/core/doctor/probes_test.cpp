@@ -1076,6 +1076,115 @@ TEST_F(DoctorProbes, ContainerWithoutNodesOrCudnn) {
     EXPECT_EQ(h.facts().container(), "kubernetes");
 }
 
+// The host's NVIDIA Container Toolkit: whether images' /usr/local/cuda/compat libraries replace
+// the host's libcuda, by its config.toml and its version (1.17.4 turned them off behind the
+// allow-cuda-compat-libs-from-container feature flag; 1.17.7 added cuda-compat-mode, default
+// "ldconfig").
+TEST_F(DoctorProbes, CudaCompatOnTheHostReadsTheToolkitsSetting) {
+    EXPECT_EQ(probe(checks::cuda_compat).status, Status::skip);
+    std::string config = "/etc/nvidia-container-runtime/config.toml";
+    auto dpkg = [&](const std::string& version) {
+        write("/var/lib/dpkg/status",
+              "Package: nvidia-container-toolkit-base\nStatus: install ok installed\nVersion: " +
+                  version + "\n\nPackage: zlib1g\nVersion: 1:1.2.13.dfsg-1\n");
+    };
+    write(config,
+          "#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+          "[nvidia-container-cli]\nldconfig = \"@/sbin/ldconfig\"\n\n"
+          "[nvidia-container-runtime]\nlog-level = \"info\"\nmode = \"auto\"\n"
+          "runtimes = [\"docker-runc\", \"runc\", \"crun\"]\n\n"
+          "[nvidia-container-runtime.modes.csv]\n"
+          "mount-spec-path = \"/etc/nvidia-container-runtime/host-files-for-container.d\"\n");
+    dpkg("1.17.8-1");
+    auto f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are used "
+              "(cuda-compat-mode not set: \"ldconfig\", the default since 1.17.7)");
+    dpkg("1.17.5-1");
+    f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are not "
+              "used (allow-cuda-compat-libs-from-container not set in [features] (toolkit "
+              "1.17.5))");
+    EXPECT_HAS(f.details.back(), "CUDA_ERROR_INSUFFICIENT_DRIVER (35)");
+    write(config, "[features]\nallow-cuda-compat-libs-from-container = true # opt in\n");
+    EXPECT_HAS(probe(checks::cuda_compat).summary, "libraries are used (allow-cuda-compat");
+    dpkg("1.16.2-1");
+    EXPECT_HAS(probe(checks::cuda_compat).summary, "mounts them (no switch before 1.17.4)");
+    dpkg("1.18.0-1");
+    write(config,
+          "[nvidia-container-runtime.modes.legacy]\n  cuda-compat-mode = 'disabled'\n"
+          "[features]\nallow-cuda-compat-libs-from-container = true\n");
+    EXPECT_EQ(probe(checks::cuda_compat).summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are not "
+              "used (cuda-compat-mode = \"disabled\" in [nvidia-container-runtime.modes.legacy])");
+    remove("/var/lib/dpkg/status");
+    write(config, "[nvidia-container-runtime]\nmode = \"legacy\"\n");
+    EXPECT_HAS(probe(checks::cuda_compat).summary, "libraries depend on the toolkit's version");
+}
+
+// In a container: the image's compat libcuda against the host's driver and the GPU.
+TEST_F(DoctorProbes, CudaCompatInAContainerJudgesTheImagesCompatLibcuda) {
+    write("/.dockerenv");
+    auto f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_STARTS(f.summary, "no CUDA forward-compatibility libcuda in the image");
+    // CUDA 12.8's compat package on a 550 host that keeps its own libcuda
+    write("/usr/local/cuda-12.4/compat/libcuda.so.570.124.06", "elf");
+    link("/usr/local/cuda-12.4/compat/libcuda.so.1", "libcuda.so.570.124.06");
+    f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary,
+              "the image ships the forward-compatibility libcuda 570.124.06 for a newer driver "
+              "than the host's 550.54.15, but programs load the host's libcuda: the host's "
+              "NVIDIA Container Toolkit does not use the image's compat libraries: a CUDA newer "
+              "than the host's driver supports fails with CUDA_ERROR_INSUFFICIENT_DRIVER (35, "
+              "\"driver too old\")");
+    EXPECT_HAS(f.fix, "cuda-compat-mode = \"ldconfig\" in [nvidia-container-runtime.modes.legacy]");
+    // the toolkit put the compat folder first: used on a data-center GPU
+    children.ld_cache = cache_line("libcuda.so.1", "/usr/local/cuda/compat/libcuda.so.1") +
+                        cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "programs load the image's forward-compatibility libcuda 570.124.06 over "
+              "the host's driver 550.54.15");
+    // ... and on a GeForce: 804
+    children.answer("nvml",
+                    std::string(k_lib) + "/libnvidia-ml.so.1",
+                    "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
+                    "gpu.0.name=NVIDIA GeForce RTX 4090\ngpu.0.bus_id=00000000:65:00.0\n"
+                    "gpu.0.cc=8.9\n");
+    f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)");
+    // an image's compat library older than the host's driver: 803
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:19 UTC "
+          "2025\n");
+    children.answer("nvml",
+                    std::string(k_lib) + "/libnvidia-ml.so.1",
+                    "loaded=1\ndriver_version=580.65.06\ngpu_count=1\n"
+                    "gpu.0.name=NVIDIA H100 80GB HBM3\ngpu.0.bus_id=00000000:65:00.0\n"
+                    "gpu.0.cc=9.0\n");
+    f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary,
+               "older than the host's driver 580.65.06: CUDA fails with "
+               "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
+}
+
+TEST(DoctorToml, ReadsSectionKeysAndSurvivesMalformedLines) {
+    EXPECT_TRUE(checks::toml_keys("").empty());
+    auto k = checks::toml_keys("top = 1\n[a.b]\nk = \"v # not a comment\" # comment\n[\n=\n"
+                               "[[arr]]\nx = 2\n[c]\n'q' = 'y'\nbroken\n\"\n");
+    EXPECT_EQ(k["top"], "1");
+    EXPECT_EQ(k["a.b.k"], "v # not a comment");
+    EXPECT_EQ(k["c.q"], "y");
+    EXPECT_EQ(k.count("arr.x"), 0u);
+}
+
 TEST_F(DoctorProbes, WslWantsTheWindowsLibcuda) {
     write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
     auto f = probe(checks::wsl);
