@@ -199,10 +199,15 @@ Finding host_keeps_its_libcuda(const Version& compat,
                                const std::optional<Version>& host,
                                const std::string& consumer,
                                std::vector<std::string> details) {
-    if (!host || !(*host < compat)) {
+    if (!host) {
+        return ok("the image ships the forward-compatibility libcuda " + compat.str() +
+                      "; programs do not load it, and the host's driver version is unknown",
+                  details);
+    }
+    if (!(*host < compat)) {
         return ok("the image's forward-compatibility libcuda " + compat.str() +
-                      " is not needed: programs load the host's" +
-                      (host ? " driver " + host->str() + ", which is as new" : std::string()),
+                      " is not needed: programs load the host's driver " + host->str() +
+                      ", which is as new",
                   details);
     }
     std::string what = "the image ships the forward-compatibility libcuda " + compat.str() +

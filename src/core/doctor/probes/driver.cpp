@@ -135,8 +135,10 @@ Enrolled enrolled_keys(Host& h) {
 std::string signer_key_file(Host& h, const KeyId& signer) {
     for (const char* p : {"/var/lib/dkms/mok.pub", "/var/lib/shim-signed/mok/MOK.der"}) {
         auto der = h.files().read(p, 1u << 16);
-        auto key = der ? certificate_key(*der) : Result<KeyId>(Error(ErrorCode::failure, p));
-        if (key && same_key(signer, *key)) {
+        if (!der) {
+            continue;
+        }
+        if (auto key = certificate_key(*der); key && same_key(signer, *key)) {
             return p;
         }
     }

@@ -1175,6 +1175,19 @@ TEST_F(DoctorProbes, CudaCompatInAContainerJudgesTheImagesCompatLibcuda) {
                "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
 }
 
+// The host's driver unknown (no /proc/driver/nvidia, NVML not answering): said, not judged.
+TEST_F(DoctorProbes, CudaCompatWithTheHostsDriverUnknownSaysSo) {
+    write("/.dockerenv");
+    write("/usr/local/cuda-12.4/compat/libcuda.so.570.124.06", "elf");
+    remove("/proc/driver/nvidia");
+    children.answers.erase("nvml " + std::string(k_lib) + "/libnvidia-ml.so.1");
+    auto f = probe(checks::cuda_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "the image ships the forward-compatibility libcuda 570.124.06; programs do not load "
+              "it, and the host's driver version is unknown");
+}
+
 TEST(DoctorToml, ReadsSectionKeysAndSurvivesMalformedLines) {
     EXPECT_TRUE(checks::toml_keys("").empty());
     auto k = checks::toml_keys("top = 1\n[a.b]\nk = \"v # not a comment\" # comment\n[\n=\n"
