@@ -181,6 +181,34 @@ def xz():
     put("xz", "raw-xz-truncated", bytes([1]) + lzma.compress(body, format=lzma.FORMAT_XZ)[:-20])
 
 
+def module_signature():
+    """A module signed as the kernel's sign-file signs it (a detached PKCS#7 without attributes or
+    certificates, struct module_signature, the magic), and MokListRT as efivarfs shows it, both
+    made with the real openssl."""
+    import struct
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        def run(*args):
+            subprocess.run(args, cwd=d, check=True, capture_output=True)
+        run("openssl", "req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "36500",
+            "-subj", "/CN=DKMS module signing key", "-keyout", "k.key", "-out", "k.pem")
+        run("openssl", "x509", "-in", "k.pem", "-outform", "DER", "-out", "k.der")
+        body = b"\x7fELF nvidia module"
+        pathlib.Path(d, "body").write_bytes(body)
+        run("openssl", "cms", "-sign", "-binary", "-noattr", "-nocerts", "-outform", "DER",
+            "-md", "sha256", "-signer", "k.pem", "-inkey", "k.key", "-in", "body", "-out", "s.p7s")
+        sig = pathlib.Path(d, "s.p7s").read_bytes()
+        cert = pathlib.Path(d, "k.der").read_bytes()
+    info = struct.pack(">BBBBB3xI", 0, 0, 2, 0, 0, len(sig))
+    put("module_signature", "signed-module", b"\0" + body + sig + info + b"~Module signature appended~\n")
+    put("module_signature", "unsigned-module", b"\0" + body)
+    x509 = bytes.fromhex("a159c0a5e494a74a87b5ab155c2bf072")
+    owner = bytes.fromhex("50ab5d6046e00043abb63dd810dd8b23")
+    lst = x509 + struct.pack("<III", 28 + 16 + len(cert), 0, 16 + len(cert)) + owner + cert
+    put("module_signature", "moklist", b"\1" + lst)
+
+
 if __name__ == "__main__":
     manifests()
     redistrib()
@@ -190,3 +218,4 @@ if __name__ == "__main__":
     selected()
     nested()
     xz()
+    module_signature()

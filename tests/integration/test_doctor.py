@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 24
+    assert len(probes) == 25
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -101,8 +101,8 @@ def _normalise(text, m):
     return text
 
 
-NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid health driver libcuda fabric smoke driver-cuda toolkit cuda-link compiler "
-                        "loader cudnn environment container cdi wsl frameworks").split()]
+NOT_SELF = [p for p in ("gpu arch pcie thermal mig xid health driver libcuda fabric smoke driver-cuda compat toolkit cuda-link compiler "
+                        "loader cudnn environment container container-compat cdi wsl frameworks").split()]
 
 
 def _only_all_but_self():
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 24
+    assert res.rc == 1 and len(probes) == 25
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -290,6 +290,42 @@ def test_driver_unsigned_under_secure_boot_names_secure_boot(m):
     m.secure_boot(on=False)
     p = expect(probe(m, "driver"), "fail", "installed but not loaded")
     assert "Secure Boot: off" in p["details"], p
+
+
+def test_driver_signed_by_a_key_secure_boot_does_not_trust(m, tmp_path):
+    """A module signed as sign-file signs it, by a key that is not in shim's MOK list: the kernel
+    refuses it, and the finding names the signer. Enrolled, it is not the cause."""
+    mok = fixture_sysroot.SigningKey(tmp_path, "Machine Owner Key")
+    dkms = fixture_sysroot.SigningKey(tmp_path, "DKMS module signing key")
+    m.no_kernel_driver()
+    m.secure_boot(on=True)
+    m.mok_list(mok)
+    m.module_installed(key=dkms)
+    m.write("/var/lib/dkms/mok.pub", dkms.der())
+    p = expect(probe(m, "driver"), "fail", "Secure Boot is on and the nvidia module is signed by "
+               "DKMS module signing key (key serial ", "which is not enrolled in MOK or db: the kernel refuses it")
+    assert p["fix"] == ("sudo mokutil --import /var/lib/dkms/mok.pub and confirm at the next boot, "
+                        "or sign the module with an enrolled key"), p
+    assert any(d.startswith("enrolled in MOK: Machine Owner Key (serial ") for d in p["details"]), p
+    # enrolled in db (the firmware's own list) counts too
+    m.mok_list(dkms, var="db")
+    p = expect(probe(m, "driver"), "fail", "installed but not loaded")
+    assert any(d.startswith("module signed by DKMS module signing key") and d.endswith("enrolled in db")
+               for d in p["details"]), p
+
+
+@pytest.mark.parametrize("compress", ["xz", "gzip", "zstd"])
+def test_driver_reads_the_signature_of_a_compressed_module(m, tmp_path, compress):
+    if not shutil.which(compress):
+        pytest.skip(f"no {compress}")
+    key = fixture_sysroot.SigningKey(tmp_path, "NVIDIA module key")
+    m.no_kernel_driver()
+    m.secure_boot(on=True)
+    m.mok_list()
+    m.module_installed(key=key, compress=compress)
+    expect(probe(m, "driver"), "fail", "signed by NVIDIA module key", "not enrolled in MOK or db")
+    m.module_installed(compress=compress)
+    expect(probe(m, "driver"), "fail", "is not signed: the kernel refuses to load it")
 
 
 def test_xid_79_in_the_kernel_log_is_the_root_cause_with_its_fix(m):
@@ -1102,6 +1138,36 @@ def test_container_ok(m):
     expect(probe(m, "container", env={"NVIDIA_VISIBLE_DEVICES": "all"}), "ok", "in docker with GPU device nodes")
 
 
+def test_cuda_compat_on_the_host_reads_the_toolkit_config(m):
+    expect(probe(m, "container-compat"), "skip", "no NVIDIA Container Toolkit configuration")
+    m.container_toolkit("1.17.8-1")
+    expect(probe(m, "container-compat"), "ok", "libraries are used",
+           "cuda-compat-mode not set: \"ldconfig\", the default since 1.17.7")
+    m.container_toolkit("1.17.5-1")
+    p = expect(probe(m, "container-compat"), "ok", "libraries are not used",
+               "allow-cuda-compat-libs-from-container not set in [features] (toolkit 1.17.5)")
+    assert any("CUDA_ERROR_INSUFFICIENT_DRIVER (35)" in d for d in p["details"]), p
+    m.container_toolkit("1.17.5-1", "[features]\nallow-cuda-compat-libs-from-container = true\n")
+    expect(probe(m, "container-compat"), "ok", "libraries are used (allow-cuda-compat-libs-from-container = true")
+    m.container_toolkit("1.18.0-1", "[nvidia-container-runtime.modes.legacy]\ncuda-compat-mode = \"disabled\"\n")
+    expect(probe(m, "container-compat"), "ok", "libraries are not used (cuda-compat-mode = \"disabled\"")
+
+
+def test_cuda_compat_in_a_container_with_the_images_compat_libs(m):
+    m.write("/.dockerenv", "")
+    expect(probe(m, "container-compat"), "ok", "no CUDA forward-compatibility libcuda in the image")
+    m.compat_libs("570.124.06")
+    p = expect(probe(m, "container-compat"), "warn", "forward-compatibility libcuda 570.124.06 for a newer "
+               "driver than the host's 550.54.15, but programs load the host's libcuda",
+               "CUDA_ERROR_INSUFFICIENT_DRIVER (35")
+    assert "cuda-compat-mode = \"ldconfig\"" in p["fix"], p
+    m.compat_libs("570.124.06", loaded=True)
+    expect(probe(m, "container-compat"), "ok", "programs load the image's forward-compatibility libcuda "
+           "570.124.06 over the host's driver 550.54.15")
+    m.gpu_conf(name="NVIDIA GeForce RTX 4090")
+    expect(probe(m, "container-compat"), "fail", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)")
+
+
 def _wsl(m):
     m.write("/proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
     m.write("/dev/dxg", "")
@@ -1168,7 +1234,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     p = expect(probes["libcuda"], "fail", "does not load")
     # signal 11; under AddressSanitizer the child reports the SEGV and exits 1 instead
     assert "crashed (signal 11)" in p["finding"] or "exited with 1" in p["finding"], p
-    assert len(probes) == 24 and res.rc == 1
+    assert len(probes) == 25 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

@@ -14,7 +14,9 @@ Device nodes are plain files: the doctor only checks that they exist.
 import json
 import os
 import shutil
+import struct
 import subprocess
+import tempfile
 from pathlib import Path
 
 import fixture_mirror
@@ -23,6 +25,37 @@ SUPPORT = Path(__file__).resolve().parent
 LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 CUDNN_LIBS = fixture_mirror.CUDNN_LIBS
+
+
+MODULE_SIG_MAGIC = b"~Module signature appended~\n"
+# EFI_CERT_X509_GUID a5c059a1-94e4-4aa7-87b5-ab155c2bf072 and shim's owner GUID, as stored (the
+# first three fields little-endian)
+EFI_CERT_X509_GUID = bytes.fromhex("a159c0a5e494a74a87b5ab155c2bf072")
+SHIM_OWNER_GUID = bytes.fromhex("50ab5d6046e00043abb63dd810dd8b23")
+
+
+class SigningKey:
+    """A module signing key made by the real openssl: a self-signed certificate with `cn`."""
+
+    def __init__(self, work, cn):
+        self.dir = Path(tempfile.mkdtemp(dir=work))
+        self.cn = cn
+        self._run("req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "36500", "-sha256",
+                  "-subj", f"/CN={cn}", "-keyout", "key.pem", "-out", "cert.pem")
+        self._run("x509", "-in", "cert.pem", "-outform", "DER", "-out", "cert.der")
+
+    def _run(self, *args):
+        subprocess.run(["openssl", *args], cwd=self.dir, check=True, capture_output=True)
+
+    def der(self):
+        return (self.dir / "cert.der").read_bytes()
+
+    def sign(self, body):
+        """The PKCS#7 sign-file appends (CMS_NOCERTS | CMS_BINARY | CMS_NOATTR, detached)."""
+        (self.dir / "body").write_bytes(body)
+        self._run("cms", "-sign", "-binary", "-noattr", "-nocerts", "-outform", "DER", "-md", "sha256",
+                  "-signer", "cert.pem", "-inkey", "key.pem", "-in", "body", "-out", "body.p7s")
+        return (self.dir / "body.p7s").read_bytes()
 
 
 class Libs:
@@ -192,12 +225,77 @@ class Machine:
         self.p(f"/var/lib/dkms/nvidia/550.54.15/{old}/x86_64/module").mkdir(parents=True, exist_ok=True)
         self.write("/proc/sys/kernel/osrelease", new + "\n")
 
-    def module_installed(self, kernel=None, signed=False):
+    def module_installed(self, kernel=None, signed=False, key=None, compress=None):
         """The nvidia module on disk for `kernel` (the running one by default), as DKMS installs
-        it; `signed` appends the kernel's signature trailer."""
+        it. `signed` appends the bare signature magic; `key` (a signing_key()) signs it the way the
+        kernel's scripts/sign-file does: a detached PKCS#7 without attributes or certificates,
+        `struct module_signature` (id_type 2 = PKCS#7, sig_len big-endian) and the magic.
+        `compress` is "xz" (as Debian's kmod: --check=crc32), "gzip" or "zstd", run for real."""
         kernel = kernel or self.p("/proc/sys/kernel/osrelease").read_text().strip()
-        body = b"\x7fELF nvidia module" + (b"~Module signature appended~\n" if signed else b"")
-        self.write(f"/lib/modules/{kernel}/updates/dkms/nvidia.ko", body)
+        body = b"\x7fELF nvidia module"
+        if key:
+            sig = key.sign(body)
+            body += sig + struct.pack(">BBBBB3xI", 0, 0, 2, 0, 0, len(sig)) + MODULE_SIG_MAGIC
+        elif signed:
+            body += MODULE_SIG_MAGIC
+        folder = f"/lib/modules/{kernel}/updates/dkms"
+        if self.p(folder).exists():
+            shutil.rmtree(self.p(folder))
+        self.write(f"{folder}/nvidia.ko", body)
+        if compress:
+            args = {"xz": ["xz", "--check=crc32"], "gzip": ["gzip"], "zstd": ["zstd", "-q", "--rm"]}
+            subprocess.run([*args[compress], str(self.p(f"{folder}/nvidia.ko"))], check=True)
+
+    def mok_list(self, *keys, var="MokListRT"):
+        """shim's MOK list as efivarfs shows it: 4 attribute bytes, then one EFI_SIGNATURE_LIST per
+        certificate (EFI_CERT_X509_GUID; each EFI_SIGNATURE_DATA is an owner GUID, then the DER).
+        `var="db"` writes the firmware's db instead."""
+        guid = "605dab50-e046-4300-abb8-bb99cb02c3b4" if var.startswith("MokListRT") else \
+            "d719b2cb-3d3a-4596-a3bc-dad00e67656f"
+        data = b"\x07\x00\x00\x00"
+        for k in keys:
+            der = k.der()
+            data += (EFI_CERT_X509_GUID + struct.pack("<III", 28 + 16 + len(der), 0, 16 + len(der))
+                     + SHIM_OWNER_GUID + der)
+        self.write(f"/sys/firmware/efi/efivars/{var}-{guid}", data)
+
+    def container_toolkit(self, version="1.17.8-1", config=None):
+        """The NVIDIA Container Toolkit on the host: its config.toml (`config`, else the file
+        1.17.8's `nvidia-ctk config default` writes, without the compat keys) and the package in
+        dpkg's status."""
+        if config is None:
+            config = ("#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+                      "disable-require = false\n"
+                      "supported-driver-capabilities = \"compat32,compute,display,graphics,ngx,utility,video\"\n\n"
+                      "[nvidia-container-cli]\nenvironment = []\nldconfig = \"@/sbin/ldconfig\"\n"
+                      "load-kmods = true\n\n[nvidia-container-runtime]\nlog-level = \"info\"\n"
+                      "mode = \"auto\"\nruntimes = [\"docker-runc\", \"runc\", \"crun\"]\n\n"
+                      "[nvidia-container-runtime.modes.cdi]\nannotation-prefixes = [\"cdi.k8s.io/\"]\n"
+                      "default-kind = \"nvidia.com/gpu\"\nspec-dirs = [\"/etc/cdi\", \"/var/run/cdi\"]\n\n"
+                      "[nvidia-container-runtime.modes.csv]\n"
+                      "mount-spec-path = \"/etc/nvidia-container-runtime/host-files-for-container.d\"\n")
+        self.write("/etc/nvidia-container-runtime/config.toml", config)
+        status = self.p("/var/lib/dpkg/status")
+        stanzas = status.read_text().split("\n\n") if status.exists() else []
+        old = "".join(s + "\n\n" for s in stanzas
+                      if s.strip() and not s.startswith("Package: nvidia-container-toolkit-base\n"))
+        self.write("/var/lib/dpkg/status", old + "Package: nvidia-container-toolkit-base\n"
+                   "Status: install ok installed\nArchitecture: amd64\n"
+                   f"Version: {version}\n\n")
+
+    def compat_libs(self, driver="570.124.06", cuda="12.4", loaded=False):
+        """NVIDIA's cuda-compat-<major>-<minor> package in an image: the forward-compatibility
+        libcuda in /usr/local/cuda-<cuda>/compat (reached through /usr/local/cuda when that links
+        there). `loaded`: the toolkit's ldconfig mode put the folder in the loader's path (the
+        hook's 00-compat-*.conf), and the cache is rebuilt."""
+        folder = f"/usr/local/cuda-{cuda}/compat"
+        self.copy(self.libs.fake_driver("cuda"), f"{folder}/libcuda.so.{driver}")
+        self.link(f"{folder}/libcuda.so.1", f"libcuda.so.{driver}")
+        if not self.p("/usr/local/cuda").exists():
+            self.link("/usr/local/cuda", f"/usr/local/cuda-{cuda}")
+        if loaded:
+            self.write("/etc/ld.so.conf.d/00-compat-1.conf", folder + "\n")
+        self.ldconfig()
 
     def nouveau(self):
         """nouveau bound the GPU at boot: the nvidia module is installed but not loaded."""

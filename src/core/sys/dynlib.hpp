@@ -9,8 +9,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <curl/curl.h>
+#include <openssl/cms.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <lzma.h>
 
@@ -42,6 +45,8 @@ struct ArchiveApi {
     decltype(&::archive_read_support_format_tar) read_support_format_tar;
     decltype(&::archive_read_support_filter_xz) read_support_filter_xz;
     decltype(&::archive_read_support_filter_gzip) read_support_filter_gzip;
+    decltype(&::archive_read_support_filter_zstd) read_support_filter_zstd;
+    decltype(&::archive_read_support_format_raw) read_support_format_raw;
     decltype(&::archive_read_open_filename) read_open_filename;
     decltype(&::archive_read_open) read_open;
     decltype(&::archive_read_next_header) read_next_header;
@@ -84,9 +89,28 @@ struct CryptoApi {
     decltype(&::EVP_DigestVerifyInit) digest_verify_init;
     decltype(&::EVP_DigestVerify) digest_verify;
     decltype(&::RAND_bytes) rand_bytes;
+    // X.509 and CMS (core/doctor/module_signature): who signed a kernel module, and the keys the
+    // firmware enrolled
+    decltype(&::d2i_CMS_ContentInfo) d2i_cms;
+    decltype(&::CMS_ContentInfo_free) cms_free;
+    decltype(&::CMS_get0_SignerInfos) cms_signer_infos;
+    decltype(&::CMS_SignerInfo_get0_signer_id) cms_signer_id;
+    decltype(&::OPENSSL_sk_num) stack_num;
+    decltype(&::OPENSSL_sk_value) stack_value;
+    decltype(&::d2i_X509) d2i_x509;
+    decltype(&::X509_free) x509_free;
+    decltype(&::X509_get_issuer_name) x509_issuer;
+    decltype(&::X509_get_subject_name) x509_subject;
+    decltype(&::X509_get0_serialNumber) x509_serial;
+    decltype(&::X509_get0_subject_key_id) x509_skid;
+    decltype(&::i2d_X509_NAME) i2d_name;
+    decltype(&::X509_NAME_get_text_by_NID) name_text_by_nid;
+    decltype(&::ASN1_STRING_length) asn1_length;
+    decltype(&::ASN1_STRING_get0_data) asn1_data;
 };
 
-/// OpenSSL's libcrypto (libcrypto.so.3), likewise: only hashing needs it.
+/// OpenSSL's libcrypto (libcrypto.so.3), likewise: hashing, the channel's signatures, and the
+/// doctor's reading of a kernel module's signer.
 const CryptoApi& crypto();
 
 /// libcurl (libcurl.so.4). Precondition: load(k_curl) succeeded (else std::logic_error: a bug).

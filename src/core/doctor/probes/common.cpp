@@ -1,3 +1,4 @@
+#include "../../manifest/gpu_support.hpp"
 #include "probes.hpp"
 
 #include <algorithm>
@@ -132,6 +133,18 @@ std::string wrong_copy_fix(Host& h, const LoaderPick& p) {
     return "no package owns " + h.files().canonical(p.path) + " (a manual copy): move the " +
            p.soname.substr(0, p.soname.find(".so")) + "* files out of " + dir +
            " and run sudo ldconfig" + exec;
+}
+
+std::vector<std::string> gpus_without_forward_compat(Host& h) {
+    const auto& support = h.manifests().gpu_support();
+    std::vector<std::string> out;
+    for (const auto& g : h.facts().pci_gpus()) {
+        const auto* l = support.find(manifest::normalize_pci_id(g.device_id), g.subsystem);
+        if (!l || !l->forward_compat) {
+            out.push_back(g.name + " (" + g.address + ")");
+        }
+    }
+    return out;
 }
 
 } // namespace cudaenv::doctor::checks

@@ -22,20 +22,6 @@ sys::MachineGpus machine_of(Host& h) {
     return m;
 }
 
-/// The GPUs here NVIDIA's forward compatibility does not support, by name ("NVIDIA GeForce RTX
-/// 4090 (0000:01:00.0)"); unknown ids count as unsupported.
-std::vector<std::string> unsupported_gpus(Host& h) {
-    const auto& support = h.manifests().gpu_support();
-    std::vector<std::string> out;
-    for (const auto& g : h.facts().pci_gpus()) {
-        const auto* l = support.find(manifest::normalize_pci_id(g.device_id), g.subsystem);
-        if (!l || !l->forward_compat) {
-            out.push_back(g.name + " (" + g.address + ")");
-        }
-    }
-    return out;
-}
-
 /// A compat libcuda where every program finds it: the loader's libcuda.so.1 is in a compat/
 /// folder other than the kernel module's own version.
 std::optional<Finding> machine_wide_compat(Host& h) {
@@ -67,7 +53,7 @@ Finding not_installed(Host& h, const Toolkit& t) {
     if (!(*driver < *rel->driver_min)) {
         return ok("not needed: driver " + driver->str() + " runs CUDA " + rel->version.str());
     }
-    auto bad = unsupported_gpus(h);
+    auto bad = gpus_without_forward_compat(h);
     const auto* comp = rel->component("cuda_compat");
     if (!bad.empty() || h.facts().pci_gpus().empty() || !comp) {
         return skip("driver " + driver->str() + " is older than CUDA " + rel->version.str() +
@@ -147,7 +133,7 @@ Finding compat(Host& h) {
     case Kind::driver_suffices:
         return ok("installed, not used: " + s.why);
     case Kind::gpu_unsupported: {
-        auto bad = unsupported_gpus(h);
+        auto bad = gpus_without_forward_compat(h);
         return warn(
             s.why,
             "install driver >= " + s.file->needs.str() +

@@ -1,7 +1,9 @@
 // Probe 2: the kernel driver: module loaded, /proc/driver/nvidia/version, device nodes, and the
 // kernel module agreeing with the user-space libraries.
 #include "../../resolve/gpu_driver.hpp"
+#include "../module_signature.hpp"
 #include "../pci_chips.hpp"
+#include "../text.hpp"
 #include "probes.hpp"
 
 #include <algorithm>
@@ -78,13 +80,197 @@ std::optional<bool> secure_boot(Host& h) {
     return std::nullopt;
 }
 
-/// Whether a module file carries a signature (the kernel's "~Module signature appended~"
-/// trailer); none for a compressed module, whose signature is inside what is compressed.
-std::optional<bool> module_signed(Host& h, const std::string& path) {
-    if (!path.ends_with(".ko")) {
+constexpr std::string_view k_efivars = "/sys/firmware/efi/efivars";
+constexpr std::string_view k_shim_guid = "-605dab50-e046-4300-abb8-bb99cb02c3b4";
+constexpr std::string_view k_db = "db-d719b2cb-3d3a-4596-a3bc-dad00e67656f";
+
+/// The keys the machine enrolled for the kernel to trust: the X.509 certificates in shim's MOK
+/// list (MokListRT, continued in MokListRT1, 2, ... when long; else shim's table in
+/// /sys/firmware/efi/mok-variables) and the firmware's db. A variable that is there but cannot
+/// be read (root only) is named in `unreadable`: then nothing is concluded from its absence.
+struct Enrolled {
+    std::vector<std::pair<std::string, KeyId>> keys; ///< ("MOK" or "db", the key)
+    std::vector<std::string> unreadable;
+    bool mok_read = false;
+};
+
+void add_keys(Host& h, Enrolled& e, const std::string& path, std::size_t attributes, bool mok) {
+    auto data = h.files().read(path, 4u << 20);
+    if (!data) {
+        e.unreadable.push_back(path);
+        return;
+    }
+    std::string_view lists = std::string_view(*data).substr(std::min(attributes, data->size()));
+    for (const auto& der : efi_x509_certificates(lists)) {
+        if (auto k = certificate_key(der)) {
+            e.keys.emplace_back(mok ? "MOK" : "db", *k);
+        }
+    }
+    e.mok_read = e.mok_read || mok;
+}
+
+Enrolled enrolled_keys(Host& h) {
+    Enrolled e;
+    std::string efivars(k_efivars);
+    for (const auto& name : h.files().list(efivars)) {
+        if (name.starts_with("MokListRT") && name.ends_with(k_shim_guid)) {
+            add_keys(h, e, efivars + "/" + name, 4, true);
+        }
+    }
+    if (!e.mok_read) {
+        for (const auto& name : h.files().list("/sys/firmware/efi/mok-variables")) {
+            if (name.starts_with("MokListRT")) {
+                add_keys(h, e, "/sys/firmware/efi/mok-variables/" + name, 0, true);
+            }
+        }
+    }
+    if (std::string db = efivars + "/" + std::string(k_db); h.files().exists(db)) {
+        add_keys(h, e, db, 4, false);
+    }
+    return e;
+}
+
+/// The signing key's certificate DKMS or Ubuntu's shim-signed made, when it is the module's
+/// signer: what `mokutil --import` takes.
+std::string signer_key_file(Host& h, const KeyId& signer) {
+    for (const char* p : {"/var/lib/dkms/mok.pub", "/var/lib/shim-signed/mok/MOK.der"}) {
+        auto der = h.files().read(p, 1u << 16);
+        if (!der) {
+            continue;
+        }
+        if (auto key = certificate_key(*der); key && same_key(signer, *key)) {
+            return p;
+        }
+    }
+    return {};
+}
+
+/// What Secure Boot makes of the nvidia module: `refused` when the kernel will not load it
+/// (unsigned, or signed by a key neither MOK nor db holds), and what was read about its signer.
+struct Signing {
+    std::optional<Finding> refused;
+    std::vector<std::string> details;
+};
+
+Finding unsigned_module(const std::string& module) {
+    return fail("Secure Boot is on and the nvidia module " + module +
+                    " is not signed: the kernel refuses to load it (modprobe: \"Key was "
+                    "rejected by service\")",
+                "sign the module with a Machine Owner Key and enroll it (DKMS signs with "
+                "/var/lib/dkms/mok.key: sudo mokutil --import /var/lib/dkms/mok.pub, reboot, "
+                "confirm in the MOK manager, then sudo dkms autoinstall), or turn Secure Boot "
+                "off in the firmware",
+                {"Secure Boot: on (EFI SecureBoot variable)", "module: " + module});
+}
+
+/// The signature a module file ends with, decoded where it is compressed.
+Result<ModuleSignature> read_signature(Host& h, const std::string& module) {
+    auto tail = module_tail(h.files().at(module));
+    return tail ? parse_module_signature(*tail) : Result<ModuleSignature>(tail.error());
+}
+
+/// The signer of a module file: none when it cannot be read, is unsigned or not PKCS#7.
+std::optional<KeyId> module_signer(Host& h, const std::string& module) {
+    auto sig = read_signature(h, module);
+    if (!sig || !sig->present || sig->id_type != 2) {
         return std::nullopt;
     }
-    return h.files().file_contains(path, "~Module signature appended~\n");
+    auto signer = pkcs7_signer(sig->signature);
+    return signer ? std::optional<KeyId>(*signer) : std::nullopt;
+}
+
+/// The key the running kernel's own modules are signed with, which it trusts built in (neither
+/// MOK nor db holds it; /proc/keys shows it to root only): the signer of a loaded in-tree module
+/// (/proc/modules, its file from modules.dep). None when no such module can be read.
+std::optional<KeyId> kernel_build_key(Host& h) {
+    std::string kernel = running_kernel(h);
+    auto dep = h.files().read("/lib/modules/" + kernel + "/modules.dep", 16u << 20);
+    auto mods = h.files().read("/proc/modules", 1u << 20);
+    if (kernel.empty() || !dep || !mods) {
+        return std::nullopt;
+    }
+    std::set<std::string> loaded;
+    for (std::string_view line : detail::lines_of(*mods)) {
+        loaded.emplace(line.substr(0, line.find(' ')));
+    }
+    int tries = 0;
+    for (const auto& line : detail::lines_of(*dep)) {
+        std::string_view path = std::string_view(line).substr(0, line.find(':'));
+        std::string name(path.substr(path.rfind('/') + 1));
+        name = name.substr(0, name.find(".ko"));
+        std::replace(name.begin(), name.end(), '-', '_');
+        if (!path.starts_with("kernel/") || !loaded.contains(name)) {
+            continue;
+        }
+        if (++tries > 3) {
+            break;
+        }
+        if (auto key = module_signer(h, "/lib/modules/" + kernel + "/" + std::string(path))) {
+            return key;
+        }
+    }
+    return std::nullopt;
+}
+
+/// The module's signer against the enrolled keys (the signature already read).
+Signing judge_signer(Host& h, const std::string& module, const KeyId& signer) {
+    std::string who = (signer.name.empty() ? std::string("an unnamed key") : signer.name) +
+                      " (key " + signer.label() + ")";
+    auto enrolled = enrolled_keys(h);
+    for (const auto& [where, key] : enrolled.keys) {
+        if (same_key(signer, key)) {
+            return {std::nullopt, {"module signed by " + who + ", enrolled in " + where}};
+        }
+    }
+    if (auto own = kernel_build_key(h); own && same_key(signer, *own)) {
+        return {std::nullopt,
+                {"module signed by " + who +
+                 ", the key the running kernel signs its own modules with (built in)"}};
+    }
+    if (!enrolled.unreadable.empty()) {
+        return {std::nullopt,
+                {"module signed by " + who + "; whether that key is enrolled needs " +
+                 join(enrolled.unreadable) +
+                 ", which only root can read: sudo cudaenv doctor --only driver"}};
+    }
+    std::vector<std::string> details{"module: " + module, "signer: " + who};
+    for (const auto& [where, key] : enrolled.keys) {
+        details.push_back("enrolled in " + where + ": " + key.name + " (" + key.label() + ")");
+    }
+    std::string file = signer_key_file(h, signer);
+    return {fail("Secure Boot is on and the nvidia module is signed by " + who +
+                     ", which is not enrolled in MOK or db: the kernel refuses it",
+                 "sudo mokutil --import " +
+                     (file.empty() ? std::string("<the signing key's public certificate, DER>")
+                                   : file) +
+                     " and confirm at the next boot, or sign the module with an enrolled key",
+                 details),
+            {}};
+}
+
+/// Reads the module's signature when Secure Boot is on; a module whose signature cannot be read
+/// (a compression this build cannot decode, a malformed trailer) is not judged, and says why.
+Signing module_signing(Host& h, const std::string& module) {
+    if (secure_boot(h) != true) {
+        return {};
+    }
+    auto sig = read_signature(h, module);
+    if (!sig) {
+        return {std::nullopt, {"module signature: cannot tell (" + sig.error().message + ")"}};
+    }
+    if (!sig->present) {
+        return {unsigned_module(module), {}};
+    }
+    if (sig->id_type != 2) {
+        return {std::nullopt,
+                {"module signature: type " + std::to_string(sig->id_type) +
+                 ", not PKCS#7: its signer is not read"}};
+    }
+    auto signer = pkcs7_signer(sig->signature);
+    if (!signer) {
+        return {std::nullopt, {"module signature: cannot tell (" + signer.error().message + ")"}};
+    }
+    return judge_signer(h, module, *signer);
 }
 
 bool nouveau_loaded(Host& h) {
@@ -103,10 +289,12 @@ std::string nouveau_fix() {
 
 /// Why an installed nvidia module does not load, when the machine shows it: nouveau holds the
 /// GPU, DKMS built the module for other kernels only (a kernel upgrade), or Secure Boot refuses
-/// an unsigned module. None when the machine shows no such cause.
-std::optional<Finding> module_blocked(Host& h, bool driver_installed) {
+/// the module (`signing`). None when the machine shows no such cause.
+std::optional<Finding> module_blocked(Host& h,
+                                      bool driver_installed,
+                                      const std::vector<std::string>& files,
+                                      const Signing& signing) {
     std::string kernel = running_kernel(h);
-    auto files = module_files(h, kernel);
     if (nouveau_loaded(h) && (driver_installed || !files.empty())) {
         return fail("the nouveau driver is loaded and holds the GPU: the nvidia module cannot "
                     "bind it",
@@ -127,17 +315,7 @@ std::optional<Finding> module_blocked(Host& h, bool driver_installed) {
         }
         return std::nullopt;
     }
-    if (secure_boot(h) == true && module_signed(h, files.front()) == false) {
-        return fail("Secure Boot is on and the nvidia module " + files.front() +
-                        " is not signed: the kernel refuses to load it (modprobe: \"Key was "
-                        "rejected by service\")",
-                    "sign the module with a Machine Owner Key and enroll it (DKMS signs with "
-                    "/var/lib/dkms/mok.key: sudo mokutil --import /var/lib/dkms/mok.pub, reboot, "
-                    "confirm in the MOK manager, then sudo dkms autoinstall), or turn Secure Boot "
-                    "off in the firmware",
-                    {"Secure Boot: on (EFI SecureBoot variable)", "module: " + files.front()});
-    }
-    return std::nullopt;
+    return signing.refused;
 }
 
 struct Installed {
@@ -270,6 +448,71 @@ std::string newer_driver_fix(const Version& need) {
            "then reboot";
 }
 
+/// An installed driver too old or too new for a GPU on the bus: the module cannot bind it and
+/// modprobe says "No such device", so modprobe is not the fix.
+std::optional<Finding> installed_unsupported(Host& h, const std::vector<Installed>& installed) {
+    if (installed.empty()) {
+        return std::nullopt;
+    }
+    auto bad = unsupported_by(h, installed.front().version);
+    if (!bad.need && !bad.last_branch) {
+        return std::nullopt;
+    }
+    std::vector<std::string> details;
+    for (const auto& i : installed) {
+        details.push_back("installed: " + i.version.str() + " (" + i.where + ")");
+    }
+    for (const auto& b : bad.basis) {
+        details.push_back("lists: " + b);
+    }
+    std::string what = bad.need ? "too old for the GPU: " + bad.old_what()
+                                : "too new for the GPU: " + join(bad.new_gpus);
+    return fail("driver " + installed.front().version.str() + " is installed but " + what +
+                    "; the module cannot bind the device, so `modprobe nvidia` fails with \"No "
+                    "such device\"",
+                bad.need ? newer_driver_fix(*bad.need) : older_branch_fix(*bad.last_branch),
+                details);
+}
+
+/// The module is not loaded: why, where the machine shows it.
+Finding not_loaded(Host& h) {
+    auto installed =
+        h.facts().container().empty() ? installed_drivers(h) : std::vector<Installed>{};
+    if (auto bad = installed_unsupported(h, installed)) {
+        return *bad;
+    }
+    auto files = module_files(h, running_kernel(h));
+    Signing signing = files.empty() ? Signing{} : module_signing(h, files.front());
+    if (auto blocked = module_blocked(h, !installed.empty(), files, signing)) {
+        return *blocked;
+    }
+    if (!files.empty()) {
+        auto sb = secure_boot(h);
+        std::vector<std::string> details{
+            "module: " + files.front(),
+            std::string("Secure Boot: ") +
+                (!sb   ? "unknown (no EFI variables)"
+                 : *sb ? "on (the module's key must be enrolled: mokutil --list-enrolled)"
+                       : "off")};
+        details.insert(details.end(), signing.details.begin(), signing.details.end());
+        return fail("the NVIDIA kernel module is installed but not loaded",
+                    "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
+                    "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)",
+                    details);
+    }
+    if (!h.facts().container().empty()) {
+        return fail("no NVIDIA kernel driver visible in this " + h.facts().container() +
+                        " container",
+                    "start the container with the GPUs (docker run --gpus all …, with the "
+                    "NVIDIA Container Toolkit on the host): the host's driver is passed in; "
+                    "never install a driver inside the image");
+    }
+    return fail("no NVIDIA kernel driver: the nvidia module is not loaded",
+                "install the driver (Debian/Ubuntu: sudo apt install nvidia-driver; or "
+                "NVIDIA's .run installer), then reboot; \"Module nvidia not found\" from "
+                "modprobe means the install is broken: reinstall it");
+}
+
 } // namespace
 
 Finding driver(Host& h) {
@@ -278,56 +521,7 @@ Finding driver(Host& h) {
     }
     const auto& d = h.facts().driver();
     if (!d.module_loaded) {
-        // A GPU newer than the driver: the module cannot bind it and modprobe says "No such
-        // device", so modprobe is not the fix.
-        auto installed =
-            h.facts().container().empty() ? installed_drivers(h) : std::vector<Installed>{};
-        if (!installed.empty()) {
-            auto bad = unsupported_by(h, installed.front().version);
-            if (bad.need || bad.last_branch) {
-                std::vector<std::string> details;
-                for (const auto& i : installed) {
-                    details.push_back("installed: " + i.version.str() + " (" + i.where + ")");
-                }
-                for (const auto& b : bad.basis) {
-                    details.push_back("lists: " + b);
-                }
-                std::string what = bad.need ? "too old for the GPU: " + bad.old_what()
-                                            : "too new for the GPU: " + join(bad.new_gpus);
-                return fail(
-                    "driver " + installed.front().version.str() + " is installed but " + what +
-                        "; the module cannot bind the device, so `modprobe nvidia` fails "
-                        "with \"No such device\"",
-                    bad.need ? newer_driver_fix(*bad.need) : older_branch_fix(*bad.last_branch),
-                    details);
-            }
-        }
-        if (auto blocked = module_blocked(h, !installed.empty())) {
-            return *blocked;
-        }
-        if (auto files = module_files(h, running_kernel(h)); !files.empty()) {
-            auto sb = secure_boot(h);
-            return fail("the NVIDIA kernel module is installed but not loaded",
-                        "sudo modprobe nvidia && sudo modprobe nvidia-uvm (if it fails, check "
-                        "`dmesg | grep -i nvidia`; Secure Boot may block an unsigned module)",
-                        {"module: " + files.front(),
-                         std::string("Secure Boot: ") +
-                             (!sb   ? "unknown (no EFI variables)"
-                              : *sb ? "on (the module's key must be enrolled: mokutil "
-                                      "--list-enrolled)"
-                                    : "off")});
-        }
-        if (!h.facts().container().empty()) {
-            return fail("no NVIDIA kernel driver visible in this " + h.facts().container() +
-                            " container",
-                        "start the container with the GPUs (docker run --gpus all …, with the "
-                        "NVIDIA Container Toolkit on the host): the host's driver is passed in; "
-                        "never install a driver inside the image");
-        }
-        return fail("no NVIDIA kernel driver: the nvidia module is not loaded",
-                    "install the driver (Debian/Ubuntu: sudo apt install nvidia-driver; or "
-                    "NVIDIA's .run installer), then reboot; \"Module nvidia not found\" from "
-                    "modprobe means the install is broken: reinstall it");
+        return not_loaded(h);
     }
     std::vector<std::string> details;
     std::string version = d.module_version.value_or(d.nvml_version.value_or("unknown"));

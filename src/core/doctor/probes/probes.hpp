@@ -5,6 +5,10 @@
 #include "../doctor.hpp"
 #include "../host.hpp"
 
+#include <map>
+#include <string>
+#include <string_view>
+
 namespace cudaenv::doctor::checks {
 
 Finding gpu(Host& h);
@@ -28,6 +32,7 @@ Finding loader(Host& h);
 Finding cudnn(Host& h);
 Finding environment(Host& h);
 Finding container(Host& h);
+Finding container_compat(Host& h);
 Finding wsl(Host& h);
 Finding frameworks(Host& h);
 Finding self(Host& h);
@@ -48,12 +53,21 @@ std::string lower(std::string s);
 /// A loader configuration entry about CUDA, cuDNN or NVIDIA (its file or folder names one).
 bool gpu_related(const ConfEntry& c);
 using cudaenv::join; // core/text.hpp
+/// `section.key` -> value of a TOML file's plain `key = value` lines under `[section]` headers
+/// (quotes and trailing comments taken off; arrays of tables skipped): enough for the NVIDIA
+/// Container Toolkit's config.toml, not a TOML parser.
+std::map<std::string, std::string> toml_keys(std::string_view text);
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 
 /// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") a PCI or NVML name contains;
 /// the longest such wins ("RTX 3060 Ti" over "RTX 3060"). Null when none does.
 const manifest::Gpu* gpu_model(Host& h, const std::string& name);
+
+/// The GPUs on the PCI bus NVIDIA's forward compatibility does not run on, by gpu-support.json's
+/// `forward_compat` marks ("NVIDIA GeForce RTX 4090 (0000:01:00.0)"); an id the data does not
+/// list counts as one: CUDA fails on them with error 804 through a compat libcuda.
+std::vector<std::string> gpus_without_forward_compat(Host& h);
 
 /// The version a CUDA library file says it is: cuDNN and the runtime are asked in the query
 /// child, others (and a runtime without a driver) are read from the real file's name

@@ -148,7 +148,7 @@ TEST(DoctorRunner, ProbesAreUniqueAndStandOnEarlierOrKnownProbes) {
             EXPECT_NE(find_probe(need), nullptr) << p.id << " needs " << need;
         }
     }
-    EXPECT_EQ(ids.size(), 24u);
+    EXPECT_EQ(ids.size(), 25u);
 }
 
 TEST_F(DoctorHost, NoGpuSkipsWhatStandsOnIt) {

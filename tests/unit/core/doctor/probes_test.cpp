@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 namespace cudaenv::doctor {
@@ -398,6 +400,195 @@ TEST_F(DoctorProbes, DriverUnsignedModuleUnderSecureBootIsRefused) {
     f = probe(checks::driver);
     EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
     EXPECT_TRUE(has_detail(f, "Secure Boot: off"));
+}
+
+/// Runs a shell command for a fixture (openssl, xz, gzip, zstd); false when it fails.
+bool shell(const std::string& cmd) {
+    return std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::string file_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Keys and a signed module made the way the kernel's sign-file makes them: a self-signed
+/// certificate per key (`openssl req`), a detached PKCS#7 without attributes or certificates
+/// (`openssl cms -sign -binary -noattr -nocerts -outform DER`), then the module, the signature,
+/// `struct module_signature` (id_type 2, sig_len big-endian) and the magic.
+struct SigningFixture {
+    fs::path dir;
+
+    bool key(const std::string& name, const std::string& cn) {
+        return shell("cd '" + dir.string() +
+                     "' && openssl req -new -x509 -newkey rsa:2048 -nodes "
+                     "-days 36500 -sha256 -subj '/CN=" +
+                     cn + "' -keyout " + name + ".key -out " + name + ".pem && openssl x509 -in " +
+                     name + ".pem -outform DER -out " + name + ".der");
+    }
+
+    std::string der(const std::string& name) { return file_bytes(dir / (name + ".der")); }
+
+    std::string signed_module(const std::string& body, const std::string& key) {
+        std::ofstream(dir / "body", std::ios::binary) << body;
+        if (!shell("cd '" + dir.string() +
+                   "' && openssl cms -sign -binary -noattr -nocerts "
+                   "-outform DER -md sha256 -signer " +
+                   key + ".pem -inkey " + key + ".key -in body -out body.p7s")) {
+            return {};
+        }
+        std::string sig = file_bytes(dir / "body.p7s");
+        auto n = static_cast<std::uint32_t>(sig.size());
+        std::string info{0, 0, 2, 0, 0, 0, 0, 0};
+        for (int shift : {24, 16, 8, 0}) {
+            info += static_cast<char>((n >> shift) & 0xff);
+        }
+        return body + sig + info + "~Module signature appended~\n";
+    }
+
+    /// efivarfs's MokListRT: 4 attribute bytes, then one EFI_SIGNATURE_LIST of X.509 entries.
+    static std::string mok_list(const std::vector<std::string>& certs) {
+        auto le32 = [](std::size_t v) {
+            std::string out;
+            for (int i = 0; i < 4; ++i) {
+                out += static_cast<char>((v >> (8 * i)) & 0xff);
+            }
+            return out;
+        };
+        std::string out("\x07\x00\x00\x00", 4);
+        for (const auto& c : certs) {
+            out += std::string("\xa1\x59\xc0\xa5\xe4\x94\xa7\x4a\x87\xb5\xab\x15\x5c\x2b\xf0\x72",
+                               16) +
+                   le32(28 + 16 + c.size()) + le32(0) + le32(16 + c.size()) +
+                   std::string("\x50\xab\x5d\x60\x46\xe0\x00\x43\xab\xb6\x3d\xd8\x10\xdd\x8b\x23",
+                               16) +
+                   c;
+        }
+        return out;
+    }
+};
+
+// Secure Boot on and a module signed by a key neither MOK nor db holds: the kernel refuses it,
+// and the finding names the signer. Enrolled, the signer is named in the details; a MOK list the
+// doctor cannot read is said, not guessed. The same module compressed as Debian's kmod does
+// (xz --check=crc32), and with gzip and zstd, reads the same.
+TEST_F(DoctorProbes, DriverForeignSignedModuleUnderSecureBootIsRefused) {
+    SigningFixture keys{dir.path() / "keys"};
+    fs::create_directories(keys.dir);
+    if (!shell("command -v openssl") || !keys.key("mok", "Machine Owner Key") ||
+        !keys.key("dkms", "DKMS module signing key")) {
+        GTEST_SKIP() << "no openssl";
+    }
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    std::string dkms = "/lib/modules/6.1.0-18-amd64/updates/dkms/";
+    std::string mok = "/sys/firmware/efi/efivars/MokListRT-605dab50-e046-4300-abb8-bb99cb02c3b4";
+    write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+          std::string("\x06\x00\x00\x00\x01", 5));
+    write(dkms + "nvidia.ko",
+          keys.signed_module("\x7f"
+                             "ELF nvidia module code",
+                             "dkms"));
+    write(mok, SigningFixture::mok_list({keys.der("mok")}));
+    write("/var/lib/dkms/mok.pub", keys.der("dkms"));
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_STARTS(f.summary,
+                  "Secure Boot is on and the nvidia module is signed by DKMS module signing key "
+                  "(key serial ");
+    EXPECT_HAS(f.summary, "), which is not enrolled in MOK or db: the kernel refuses it");
+    EXPECT_EQ(f.fix,
+              "sudo mokutil --import /var/lib/dkms/mok.pub and confirm at the next boot, or sign "
+              "the module with an enrolled key");
+    EXPECT_HAS(f.details.back(), "enrolled in MOK: Machine Owner Key (serial ");
+    for (const char* tool : {"xz --check=crc32", "gzip", "zstd -q --rm"}) {
+        SCOPED_TRACE(tool);
+        fs::path ko = sys / fs::path(dkms + "nvidia.ko").relative_path();
+        if (!fs::exists(ko)) {
+            write(dkms + "nvidia.ko",
+                  keys.signed_module("\x7f"
+                                     "ELF nvidia module",
+                                     "dkms"));
+        }
+        for (const auto& e : fs::directory_iterator(ko.parent_path())) {
+            if (e.path() != ko) {
+                fs::remove(e.path());
+            }
+        }
+        if (!shell(std::string(tool) + " '" + ko.string() + "'")) {
+            continue; // zstd not installed
+        }
+        EXPECT_FALSE(fs::exists(ko));
+        f = probe(checks::driver);
+        EXPECT_HAS(f.summary, "signed by DKMS module signing key");
+    }
+    // enrolled: not the cause, and said
+    write(mok, SigningFixture::mok_list({keys.der("mok"), keys.der("dkms")}));
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_HAS(f.details.back(), "module signed by DKMS module signing key (key serial ");
+    EXPECT_HAS(f.details.back(), "), enrolled in MOK");
+    // signed by the key the kernel signs its own modules with: trusted built in, not a finding
+    ASSERT_TRUE(keys.key("kernel", "Debian Secure Boot kernel key"));
+    write(mok, SigningFixture::mok_list({keys.der("mok")}));
+    write("/lib/modules/6.1.0-18-amd64/modules.dep",
+          "kernel/fs/fat/fat.ko.xz:\nkernel/drivers/video/fbdev/core/fb_sys_fops.ko:\n"
+          "updates/dkms/nvidia.ko:\n");
+    write("/proc/modules",
+          "fb_sys_fops 16384 0 - Live 0x0000000000000000\n"
+          "fat 86016 1 vfat, Live 0x0000000000000000\n");
+    write("/lib/modules/6.1.0-18-amd64/kernel/fs/fat/fat.ko.xz", "not xz");
+    write("/lib/modules/6.1.0-18-amd64/kernel/drivers/video/fbdev/core/fb_sys_fops.ko",
+          keys.signed_module("\x7f"
+                             "ELF fb",
+                             "kernel"));
+    write(dkms + "nvidia.ko",
+          keys.signed_module("\x7f"
+                             "ELF nvidia",
+                             "kernel"));
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_HAS(f.details.back(), "the key the running kernel signs its own modules with");
+    write(dkms + "nvidia.ko",
+          keys.signed_module("\x7f"
+                             "ELF nvidia",
+                             "dkms"));
+    // a MOK list that cannot be read (root only): said, not guessed
+    // (root reads any file, so the test stands for efivarfs's 0600 with a link to nothing)
+    link(mok, "/sys/firmware/efi/efivars/gone");
+    f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_HAS(f.details.back(),
+               "; whether that key is enrolled needs " + mok +
+                   ", which only root can read: sudo cudaenv doctor --only "
+                   "driver");
+}
+
+// A compressed module whose stream is cut short, and one in a compression the doctor does not
+// decode: not judged, and the details say why.
+TEST_F(DoctorProbes, DriverCompressedModuleThatCannotBeReadIsNotJudged) {
+    remove("/proc/driver/nvidia");
+    remove("/sys/module/nvidia");
+    write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+          std::string("\x06\x00\x00\x00\x01", 5));
+    std::string dkms = "/lib/modules/6.1.0-18-amd64/updates/dkms/";
+    write(dkms + "nvidia.ko.xz",
+          std::string("\xfd"
+                      "7zXZ\0\0\x01",
+                      8));
+    auto f = probe(checks::driver);
+    EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
+    EXPECT_TRUE(has_detail(f,
+                           "module signature: cannot tell (nvidia.ko.xz: the xz stream is "
+                           "truncated)"))
+        << f.details.back();
+    remove(dkms + "nvidia.ko.xz");
+    write(dkms + "nvidia.ko.bz2", "BZh9");
+    f = probe(checks::driver);
+    EXPECT_TRUE(has_detail(f,
+                           "module signature: cannot tell (nvidia.ko.bz2: a compression the "
+                           "doctor cannot decode)"))
+        << f.details.back();
 }
 
 // The kernel log in /dev/kmsg's record format ("prio,seq,usec,flags;message", continuation
@@ -883,6 +1074,125 @@ TEST_F(DoctorProbes, ContainerWithoutNodesOrCudnn) {
     EXPECT_STARTS(probe(checks::container).summary, "no cuDNN");
     Host h(config());
     EXPECT_EQ(h.facts().container(), "kubernetes");
+}
+
+// The host's NVIDIA Container Toolkit: whether images' /usr/local/cuda/compat libraries replace
+// the host's libcuda, by its config.toml and its version (1.17.4 turned them off behind the
+// allow-cuda-compat-libs-from-container feature flag; 1.17.7 added cuda-compat-mode, default
+// "ldconfig").
+TEST_F(DoctorProbes, CudaCompatOnTheHostReadsTheToolkitsSetting) {
+    EXPECT_EQ(probe(checks::container_compat).status, Status::skip);
+    std::string config = "/etc/nvidia-container-runtime/config.toml";
+    auto dpkg = [&](const std::string& version) {
+        write("/var/lib/dpkg/status",
+              "Package: nvidia-container-toolkit-base\nStatus: install ok installed\nVersion: " +
+                  version + "\n\nPackage: zlib1g\nVersion: 1:1.2.13.dfsg-1\n");
+    };
+    write(config,
+          "#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+          "[nvidia-container-cli]\nldconfig = \"@/sbin/ldconfig\"\n\n"
+          "[nvidia-container-runtime]\nlog-level = \"info\"\nmode = \"auto\"\n"
+          "runtimes = [\"docker-runc\", \"runc\", \"crun\"]\n\n"
+          "[nvidia-container-runtime.modes.csv]\n"
+          "mount-spec-path = \"/etc/nvidia-container-runtime/host-files-for-container.d\"\n");
+    dpkg("1.17.8-1");
+    auto f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are used "
+              "(cuda-compat-mode not set: \"ldconfig\", the default since 1.17.7)");
+    dpkg("1.17.5-1");
+    f = probe(checks::container_compat);
+    EXPECT_EQ(f.summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are not "
+              "used (allow-cuda-compat-libs-from-container not set in [features] (toolkit "
+              "1.17.5))");
+    EXPECT_HAS(f.details.back(), "CUDA_ERROR_INSUFFICIENT_DRIVER (35)");
+    write(config, "[features]\nallow-cuda-compat-libs-from-container = true # opt in\n");
+    EXPECT_HAS(probe(checks::container_compat).summary, "libraries are used (allow-cuda-compat");
+    dpkg("1.16.2-1");
+    EXPECT_HAS(probe(checks::container_compat).summary, "mounts them (no switch before 1.17.4)");
+    dpkg("1.18.0-1");
+    write(config,
+          "[nvidia-container-runtime.modes.legacy]\n  cuda-compat-mode = 'disabled'\n"
+          "[features]\nallow-cuda-compat-libs-from-container = true\n");
+    EXPECT_EQ(probe(checks::container_compat).summary,
+              "NVIDIA Container Toolkit: images' CUDA forward-compatibility libraries are not "
+              "used (cuda-compat-mode = \"disabled\" in [nvidia-container-runtime.modes.legacy])");
+    remove("/var/lib/dpkg/status");
+    write(config, "[nvidia-container-runtime]\nmode = \"legacy\"\n");
+    EXPECT_HAS(probe(checks::container_compat).summary,
+               "libraries depend on the toolkit's version");
+}
+
+// In a container: the image's compat libcuda against the host's driver and the GPU.
+TEST_F(DoctorProbes, CudaCompatInAContainerJudgesTheImagesCompatLibcuda) {
+    write("/.dockerenv");
+    auto f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_STARTS(f.summary, "no CUDA forward-compatibility libcuda in the image");
+    // CUDA 12.8's compat package on a 550 host that keeps its own libcuda
+    write("/usr/local/cuda-12.4/compat/libcuda.so.570.124.06", "elf");
+    link("/usr/local/cuda-12.4/compat/libcuda.so.1", "libcuda.so.570.124.06");
+    f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.summary,
+              "the image ships the forward-compatibility libcuda 570.124.06 for a newer driver "
+              "than the host's 550.54.15, but programs load the host's libcuda: the host's "
+              "NVIDIA Container Toolkit does not use the image's compat libraries: a CUDA newer "
+              "than the host's driver supports fails with CUDA_ERROR_INSUFFICIENT_DRIVER (35, "
+              "\"driver too old\")");
+    EXPECT_HAS(f.fix, "cuda-compat-mode = \"ldconfig\" in [nvidia-container-runtime.modes.legacy]");
+    // the toolkit put the compat folder first: used on a data-center GPU
+    children.ld_cache = cache_line("libcuda.so.1", "/usr/local/cuda/compat/libcuda.so.1") +
+                        cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "programs load the image's forward-compatibility libcuda 570.124.06 over "
+              "the host's driver 550.54.15");
+    // ... and on a GeForce RTX 4090 (by its PCI id: no forward_compat mark): 804
+    write("/sys/bus/pci/devices/0000:65:00.0/device", "0x2684\n");
+    f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)");
+    // an image's compat library older than the host's driver: 803
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:19 UTC "
+          "2025\n");
+    children.answer("nvml",
+                    std::string(k_lib) + "/libnvidia-ml.so.1",
+                    "loaded=1\ndriver_version=580.65.06\ngpu_count=1\n"
+                    "gpu.0.name=NVIDIA H100 80GB HBM3\ngpu.0.bus_id=00000000:65:00.0\n"
+                    "gpu.0.cc=9.0\n");
+    f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary,
+               "older than the host's driver 580.65.06: CUDA fails with "
+               "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
+}
+
+// The host's driver unknown (no /proc/driver/nvidia, NVML not answering): said, not judged.
+TEST_F(DoctorProbes, CudaCompatWithTheHostsDriverUnknownSaysSo) {
+    write("/.dockerenv");
+    write("/usr/local/cuda-12.4/compat/libcuda.so.570.124.06", "elf");
+    remove("/proc/driver/nvidia");
+    children.answers.erase("nvml " + std::string(k_lib) + "/libnvidia-ml.so.1");
+    auto f = probe(checks::container_compat);
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary,
+              "the image ships the forward-compatibility libcuda 570.124.06; programs do not load "
+              "it, and the host's driver version is unknown");
+}
+
+TEST(DoctorToml, ReadsSectionKeysAndSurvivesMalformedLines) {
+    EXPECT_TRUE(checks::toml_keys("").empty());
+    auto k = checks::toml_keys("top = 1\n[a.b]\nk = \"v # not a comment\" # comment\n[\n=\n"
+                               "[[arr]]\nx = 2\n[c]\n'q' = 'y'\nbroken\n\"\n");
+    EXPECT_EQ(k["top"], "1");
+    EXPECT_EQ(k["a.b.k"], "v # not a comment");
+    EXPECT_EQ(k["c.q"], "y");
+    EXPECT_EQ(k.count("arr.x"), 0u);
 }
 
 TEST_F(DoctorProbes, WslWantsTheWindowsLibcuda) {
