@@ -1164,7 +1164,7 @@ def test_cuda_compat_in_a_container_with_the_images_compat_libs(m):
     m.compat_libs("570.124.06", loaded=True)
     expect(probe(m, "container-compat"), "ok", "programs load the image's forward-compatibility libcuda "
            "570.124.06 over the host's driver 550.54.15")
-    m.gpu_conf(name="NVIDIA GeForce RTX 4090")
+    m.pci_gpu(device="0x2684")  # a GeForce RTX 4090: no forward_compat mark in gpu-support.json
     expect(probe(m, "container-compat"), "fail", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)")
 
 
