@@ -29,21 +29,15 @@ Result<Extracted> run(const fs::path& path,
                       const MemberMap* map,
                       const Limits& limits) {
     CUDAENV_TRY(sys::load(sys::k_archive));
-    std::string name = slice.name.empty() ? path.filename().string() : slice.name;
-    FileRange file;
-    if (auto why = file.open(path, slice)) {
+    std::string name = archive_name(path, slice);
+    RangeArchive in;
+    if (auto why = in.open(path, slice, compression)) {
         return broken(name, *why);
     }
-    Reader r;
-    if (auto why = r.open(range_reader(file), compression)) {
-        return broken(name, *why);
-    }
-    Fd root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (root.get() < 0) {
-        return fs_error("cannot open", dest.string(), errno);
-    }
-    auto out = CUDAENV_TRY(drain(r, Target{name, expected_top, root.get(), limits, map}, dest));
-    if (auto why = file.read_rest()) {
+    Fd root = CUDAENV_TRY(open_destination(dest));
+    auto out =
+        CUDAENV_TRY(drain(in.reader, Target{name, expected_top, root.get(), limits, map}, dest));
+    if (auto why = in.range.read_rest()) {
         return broken(name, *why);
     }
     return out;
@@ -66,7 +60,7 @@ Result<Extracted> extract_selected(const fs::path& file,
                                    const MemberMap& map,
                                    const Limits& limits) {
     if (slice.length == 0) {
-        return broken(slice.name.empty() ? file.filename().string() : slice.name, "empty payload");
+        return broken(archive_name(file, slice), "empty payload");
     }
     auto x = CUDAENV_TRY(run(file, slice, dest, compression, "payload", &map, limits));
     x.top.clear();

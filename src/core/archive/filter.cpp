@@ -468,6 +468,14 @@ struct Extractor {
 
 } // namespace
 
+Result<Fd> open_destination(const fs::path& dest) {
+    Fd root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (root.get() < 0) {
+        return fs_error("cannot open", dest.string(), errno);
+    }
+    return root;
+}
+
 Result<Extracted> drain(Reader& r, const Target& t, const fs::path& dest) {
     Extractor x{
         t.name, t.expected_top, t.root_fd, t.limits, &r.source_error(), t.map, {}, {}, {}, {}};

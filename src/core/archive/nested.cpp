@@ -46,21 +46,17 @@ Result<Extracted> extract_nested(const fs::path& file,
                                  const MemberMap& map,
                                  const Limits& limits) {
     CUDAENV_TRY(sys::load(sys::k_archive));
-    std::string name = slice.name.empty() ? file.filename().string() : slice.name;
+    std::string name = archive_name(file, slice);
     if (slice.length == 0) {
         return broken(name, "empty payload");
     }
-    FileRange range;
-    if (auto why = range.open(file, slice)) {
-        return broken(name, *why);
-    }
-    Reader outer;
-    if (auto why = outer.open(range_reader(range), compression)) {
+    RangeArchive outer;
+    if (auto why = outer.open(file, slice, compression)) {
         return broken(name, *why);
     }
     bool checked_format = false;
     while (true) {
-        struct archive_entry* e = CUDAENV_TRY(outer.next(name, checked_format));
+        struct archive_entry* e = CUDAENV_TRY(outer.reader.next(name, checked_format));
         if (!e) {
             return Error(ErrorCode::unsafe_archive,
                          "the payload of '" + name + "' holds no installer cudaenv looks for")
@@ -84,15 +80,15 @@ Result<Extracted> extract_nested(const fs::path& file,
         }
         // its header as data, as for the outer runfile
         RunfileLimits rl;
-        MemberBytes bytes{outer.ra.a, std::string(), 0};
+        MemberBytes bytes{outer.reader.ra.a, std::string(), 0};
         bytes.head.resize(static_cast<std::size_t>(
             std::min<std::uint64_t>(static_cast<std::uint64_t>(size), rl.max_header_bytes + 512)));
         std::size_t got = 0;
         while (got < bytes.head.size()) {
             la_ssize_t n = sys::archive().read_data(
-                outer.ra.a, bytes.head.data() + got, bytes.head.size() - got);
+                outer.reader.ra.a, bytes.head.data() + got, bytes.head.size() - got);
             if (n < 0) {
-                return broken(name, "'" + inner_name + "': " + outer.reason());
+                return broken(name, "'" + inner_name + "': " + outer.reader.reason());
             }
             if (n == 0) {
                 break;
@@ -119,24 +115,21 @@ Result<Extracted> extract_nested(const fs::path& file,
         if (auto why = inner.open(read_inner, header.compression)) {
             return broken(name, inner_name + ": " + *why);
         }
-        Fd root(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-        if (root.get() < 0) {
-            return fs_error("cannot open", dest.string(), errno);
-        }
+        Fd root = CUDAENV_TRY(open_destination(dest));
         auto out = CUDAENV_TRY(drain(
             inner, Target{name + ": " + inner_name, "payload", root.get(), limits, &map}, dest));
         out.top.clear();
         for (std::vector<char> buf(sums.any() ? std::size_t{1} << 16 : 0); !buf.empty();) {
             ssize_t n = read_inner(buf.data(), buf.size());
             if (n < 0) {
-                return broken(name, "'" + inner_name + "': " + outer.reason());
+                return broken(name, "'" + inner_name + "': " + outer.reader.reason());
             }
             if (n == 0) {
                 break;
             }
         }
         CUDAENV_TRY(sums.verify(name + ": " + inner_name));
-        if (auto why = range.read_rest()) {
+        if (auto why = outer.range.read_rest()) {
             return broken(name, *why);
         }
         return out;

@@ -189,4 +189,15 @@ Result<struct archive_entry*> Reader::next(const std::string& name, bool& checke
     return e;
 }
 
+std::string archive_name(const fs::path& file, const Slice& slice) {
+    return slice.name.empty() ? file.filename().string() : slice.name;
+}
+
+std::optional<std::string> RangeArchive::open(const fs::path& path, Slice slice, Compression c) {
+    if (auto why = range.open(path, std::move(slice))) {
+        return why;
+    }
+    return reader.open(range_reader(range), c);
+}
+
 } // namespace cudaenv::archive::detail

@@ -139,6 +139,19 @@ struct Reader {
 /// `file` as a ByteReader.
 ByteReader range_reader(FileRange& file);
 
+/// The name an archive goes by in messages: the slice's own, else the file's.
+std::string archive_name(const fs::path& file, const Slice& slice);
+
+/// A file's range read as an archive: the range, and the reader decoding it.
+struct RangeArchive {
+    FileRange range; // the reader reads from it: declared first, destroyed last
+    Reader reader;
+
+    /// Opens `slice` of `path` (all of it when empty) and starts reading it as `c`; an error is
+    /// the reason it cannot.
+    std::optional<std::string> open(const fs::path& path, Slice slice, Compression c);
+};
+
 /// Where and how the entries of one archive are written.
 struct Target {
     std::string name;         ///< the archive, for messages
@@ -147,6 +160,9 @@ struct Target {
     const Limits& limits;
     const MemberMap* map = nullptr; ///< selected extraction: which members, where
 };
+
+/// The destination folder, opened for the writer (Target::root_fd) without following a link.
+Result<Fd> open_destination(const fs::path& dest);
 
 /// Extracts every entry of `r` into `dest` through the filter, then checks the tree's links as
 /// the kernel follows them (filter.cpp).

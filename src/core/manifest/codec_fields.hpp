@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudaenv::manifest::detail {
 
@@ -32,6 +33,41 @@ class Reader {
             return error("'" + std::string(key) + "' must be an object");
         }
         return &*it;
+    }
+
+    /// The array `key` of `parent`, which must be there.
+    Result<const json*> array(const json& parent, std::string_view key) const {
+        auto it = parent.find(key);
+        if (it == parent.end() || !it->is_array()) {
+            return error("'" + std::string(key) + "' must be an array");
+        }
+        return &*it;
+    }
+
+    /// The array `key` of `parent`, which must be there and hold something.
+    Result<const json*> non_empty_array(const json& parent, std::string_view key) const {
+        auto it = parent.find(key);
+        if (it == parent.end() || !it->is_array() || it->empty()) {
+            return error("'" + std::string(key) + "' must be a non-empty array");
+        }
+        return &*it;
+    }
+
+    /// An array of strings that may be left out (then empty).
+    Result<std::vector<std::string>> strings(const json& obj, std::string_view key) const {
+        std::vector<std::string> v;
+        if (auto it = obj.find(key); it != obj.end()) {
+            if (!it->is_array()) {
+                return error("'" + std::string(key) + "' must be an array");
+            }
+            for (const auto& s : *it) {
+                if (!s.is_string()) {
+                    return error("'" + std::string(key) + "' must hold strings");
+                }
+                v.push_back(s.get<std::string>());
+            }
+        }
+        return v;
     }
 
     Result<std::string> string(const json& obj, std::string_view key) const {

@@ -187,10 +187,7 @@ Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origi
             r.redistrib.push_back(std::move(art));
         }
     }
-    auto builds = doc.find("builds");
-    if (builds == doc.end() || !builds->is_array() || builds->empty()) {
-        return rd.error("'builds' must be a non-empty array");
-    }
+    const json* builds = CUDAENV_TRY(rd.non_empty_array(doc, "builds"));
     for (const auto& b : *builds) {
         if (!b.is_object()) {
             return rd.error("each build must be an object");
@@ -299,20 +296,8 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
     CUDAENV_TRY(rd.header(doc, "framework"));
     Framework f;
     f.name = CUDAENV_TRY(rd.string(doc, "name"));
-    for (const char* key : {"aliases", "packages"}) {
-        auto& out = std::string_view(key) == "aliases" ? f.aliases : f.packages;
-        if (auto it = doc.find(key); it != doc.end()) {
-            if (!it->is_array()) {
-                return rd.error(std::string("'") + key + "' must be an array");
-            }
-            for (const auto& a : *it) {
-                if (!a.is_string()) {
-                    return rd.error(std::string("'") + key + "' must hold strings");
-                }
-                out.push_back(a.get<std::string>());
-            }
-        }
-    }
+    f.aliases = CUDAENV_TRY(rd.strings(doc, "aliases"));
+    f.packages = CUDAENV_TRY(rd.strings(doc, "packages"));
     if (auto it = doc.find("compat"); it != doc.end() && it->is_object()) {
         bool ok = true;
         if (auto c = rd.opt_string(*it, "cuda"); !c.empty()) {
@@ -327,10 +312,7 @@ Result<Framework> parse_framework(const json& doc, std::string_view origin) {
             return rd.error("unknown compat rule (expected 'exact' or 'same-major-min-minor')");
         }
     }
-    auto rel = doc.find("releases");
-    if (rel == doc.end() || !rel->is_array() || rel->empty()) {
-        return rd.error("'releases' must be a non-empty array");
-    }
+    const json* rel = CUDAENV_TRY(rd.non_empty_array(doc, "releases"));
     for (const auto& row : *rel) {
         if (!row.is_object()) {
             return rd.error("each release must be an object");
@@ -447,10 +429,7 @@ Result<std::vector<PinnedIndex>> parse_indexes(const json& doc, std::string_view
 Result<std::vector<Gpu>> parse_gpus(const json& doc, std::string_view origin) {
     Reader rd(origin);
     CUDAENV_TRY(rd.header(doc, "gpus"));
-    auto list = doc.find("gpus");
-    if (list == doc.end() || !list->is_array()) {
-        return rd.error("'gpus' must be an array");
-    }
+    const json* list = CUDAENV_TRY(rd.array(doc, "gpus"));
     std::vector<Gpu> out;
     for (const auto& g : *list) {
         if (!g.is_object()) {
@@ -476,25 +455,7 @@ Result<std::vector<Gpu>> parse_gpus(const json& doc, std::string_view origin) {
 Result<std::vector<Profile>> parse_profiles(const json& doc, std::string_view origin) {
     Reader rd(origin);
     CUDAENV_TRY(rd.header(doc, "profiles"));
-    auto list = doc.find("profiles");
-    if (list == doc.end() || !list->is_array()) {
-        return rd.error("'profiles' must be an array");
-    }
-    auto strings = [&](const json& obj, const char* key) -> Result<std::vector<std::string>> {
-        std::vector<std::string> v;
-        if (auto it = obj.find(key); it != obj.end()) {
-            if (!it->is_array()) {
-                return rd.error(std::string("'") + key + "' must be an array");
-            }
-            for (const auto& s : *it) {
-                if (!s.is_string()) {
-                    return rd.error(std::string("'") + key + "' must hold strings");
-                }
-                v.push_back(s.get<std::string>());
-            }
-        }
-        return v;
-    };
+    const json* list = CUDAENV_TRY(rd.array(doc, "profiles"));
     std::vector<Profile> out;
     std::set<std::string> names;
     for (const auto& p : *list) {
@@ -504,9 +465,9 @@ Result<std::vector<Profile>> parse_profiles(const json& doc, std::string_view or
         Profile prof;
         prof.name = CUDAENV_TRY(rd.string(p, "name"));
         prof.description = rd.opt_string(p, "description");
-        prof.includes = CUDAENV_TRY(strings(p, "includes"));
-        prof.components = CUDAENV_TRY(strings(p, "components"));
-        prof.exclude = CUDAENV_TRY(strings(p, "exclude"));
+        prof.includes = CUDAENV_TRY(rd.strings(p, "includes"));
+        prof.components = CUDAENV_TRY(rd.strings(p, "components"));
+        prof.exclude = CUDAENV_TRY(rd.strings(p, "exclude"));
         if (auto it = p.find("all"); it != p.end() && it->is_boolean()) {
             prof.all = it->get<bool>();
         }

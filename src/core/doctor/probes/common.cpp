@@ -141,7 +141,10 @@ std::vector<std::string> gpus_without_forward_compat(Host& h) {
     for (const auto& g : h.facts().pci_gpus()) {
         const auto* l = support.find(manifest::normalize_pci_id(g.device_id), g.subsystem);
         if (!l || !l->forward_compat) {
-            out.push_back(g.name + " (" + g.address + ")");
+            std::string name = !g.name.empty() ? g.name
+                               : l             ? l->name
+                                               : "NVIDIA device " + g.device_id;
+            out.push_back(name + " (" + g.address + ")");
         }
     }
     return out;

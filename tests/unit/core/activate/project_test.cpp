@@ -25,15 +25,7 @@ namespace {
 
 manifest::Catalog catalog() {
     manifest::Catalog c;
-    manifest::Framework tf;
-    tf.name = "tensorflow";
-    tf.aliases = {"tf"};
-    auto r = test::framework_row("2.13", "2.13.0", "11.8", "8.6");
-    tf.releases.push_back(r);
-    manifest::Framework torch;
-    torch.name = "pytorch";
-    torch.aliases = {"torch"};
-    c.frameworks = {tf, torch};
+    c.frameworks = {test::tensorflow_2_13(), test::framework("pytorch", {"torch"}, {})};
     return c;
 }
 

@@ -55,14 +55,6 @@ void set_global(const fs::path& root_dir, const std::string& version) {
 }
 
 std::vector<manifest::Framework> frameworks() {
-    manifest::Framework tf;
-    tf.name = "tensorflow";
-    tf.aliases = {"tf"};
-    auto r213 = test::framework_row("2.13", "2.13.0", "11.8", "8.6");
-    tf.releases.push_back(r213);
-
-    manifest::Framework torch;
-    torch.name = "torch";
     auto r25 = test::framework_row("2.5", "2.5.1", "12.1", "9.1");
     manifest::FrameworkVariant cu121;
     cu121.tag = "cu121";
@@ -74,8 +66,7 @@ std::vector<manifest::Framework> frameworks() {
     cu118.cudnn = ver("9.1.0.70");
     r25.variants = {cu121, cu118};
     r25.default_variant = "cu121";
-    torch.releases.push_back(r25);
-    return {tf, torch};
+    return {test::tensorflow_2_13(), test::framework("torch", {}, {r25})};
 }
 
 /// A root with a few versions, a project tree and no global choice.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,11 @@ namespace fs = std::filesystem;
 
 sys::ProcessResult exited(int status, std::string out, std::string err = {}) {
     return {status, std::move(out), std::move(err), false};
+}
+
+/// A child killed at its deadline.
+sys::ProcessResult timed_out() {
+    return {137, "", "", true};
 }
 
 /// Plays every child the doctor starts. ldconfig prints `ld_cache` (or `ldconfig` when set); the
@@ -44,7 +50,17 @@ class PlayedChildren : public sys::ProcessRunner {
     mutable std::vector<std::chrono::milliseconds> timeouts;
 
     void answer(const std::string& kind, const std::string& path, std::string lines) {
-        answers[kind + " " + path] = exited(0, std::move(lines));
+        play(kind, path, exited(0, std::move(lines)));
+    }
+
+    /// The query child for `kind` and `path` ends as `result`.
+    void play(const std::string& kind, const std::string& path, sys::ProcessResult result) {
+        answers[kind + " " + path] = std::move(result);
+    }
+
+    /// The query child for `kind` and `path` cannot load it, as for a path it was never given.
+    void forget(const std::string& kind, const std::string& path) {
+        answers.erase(kind + " " + path);
     }
 
     std::string machine(const std::string& real) const {
@@ -90,6 +106,23 @@ class PlayedChildren : public sys::ProcessRunner {
 constexpr const char* k_lib = "/usr/lib/x86_64-linux-gnu";
 constexpr const char* k_cuda = "/usr/local/cuda-12.4";
 
+/// cuDNN 9's libraries, all of which the fixture's toolkit holds.
+constexpr std::array<const char*, 8> k_cudnn9_libraries{"libcudnn",
+                                                        "libcudnn_graph",
+                                                        "libcudnn_engines_precompiled",
+                                                        "libcudnn_engines_runtime_compiled",
+                                                        "libcudnn_heuristic",
+                                                        "libcudnn_ops",
+                                                        "libcudnn_cnn",
+                                                        "libcudnn_adv"};
+
+/// The NVML answer for the fixture's A100 with `extra` lines for GPU 0.
+std::string nvml_with(const std::string& extra) {
+    return "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
+           "gpu.0.name=NVIDIA A100-SXM4-40GB\ngpu.0.bus_id=00000000:65:00.0\n" +
+           extra;
+}
+
 /// One A100 with driver 550.54.15; CUDA 12.4.1 with cuDNN 9.1.1 at /usr/local/cuda-12.4, linked
 /// from /usr/local/cuda and listed by NVIDIA's 988_cuda-12.conf; the cache lists what is there.
 class DoctorProbes : public ::testing::Test {
@@ -98,6 +131,8 @@ class DoctorProbes : public ::testing::Test {
     fs::path sys = dir.path() / "sys";
     PlayedChildren children;
     std::map<std::string, std::string> env{{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}};
+    const std::string libcuda = std::string(k_lib) + "/libcuda.so.550.54.15";
+    const std::string libnvml = std::string(k_lib) + "/libnvidia-ml.so.1";
 
     void write(const std::string& machine_path, const std::string& text = {}) {
         fs::path p = sys / fs::path(machine_path).relative_path();
@@ -106,12 +141,35 @@ class DoctorProbes : public ::testing::Test {
         std::ofstream(p) << text;
     }
 
+    /// A file at `machine_path` holding `text` that its owner may run.
+    void executable(const std::string& machine_path, const std::string& text) {
+        write(machine_path, text);
+        fs::permissions(sys / fs::path(machine_path).relative_path(), fs::perms::owner_all);
+    }
+
     /// An executable at `machine_path` whose run the children play as printing `out`.
     void program(const std::string& machine_path, const std::string& out) {
-        write(machine_path, "#!/bin/sh\n");
-        fs::permissions(sys / fs::path(machine_path).relative_path(), fs::perms::owner_all);
+        executable(machine_path, "#!/bin/sh\n");
         children.programs[machine_path] = exited(0, out);
     }
+
+    /// An NVIDIA device of PCI class `pci_class` in the sysfs folder `machine_dir` (ending in /).
+    void pci_device(const std::string& machine_dir,
+                    const std::string& pci_class,
+                    const std::string& device) {
+        write(machine_dir + "vendor", "0x10de\n");
+        write(machine_dir + "class", pci_class + "\n");
+        write(machine_dir + "device", device + "\n");
+    }
+
+    /// The nvidia kernel module not loaded: no /proc/driver/nvidia, no /sys/module/nvidia.
+    void unload_driver() {
+        remove("/proc/driver/nvidia");
+        remove("/sys/module/nvidia");
+    }
+
+    /// NVML answers for the fixture's A100 with `extra` lines for GPU 0.
+    void nvml_says(const std::string& extra) { children.answer("nvml", libnvml, nvml_with(extra)); }
 
     void link(const std::string& machine_path, const std::string& target) {
         fs::path p = sys / fs::path(machine_path).relative_path();
@@ -134,9 +192,7 @@ class DoctorProbes : public ::testing::Test {
         children.sysroot = sys;
         // the GPU and the driver
         std::string dev = "/sys/bus/pci/devices/0000:65:00.0/";
-        write(dev + "vendor", "0x10de\n");
-        write(dev + "class", "0x030200\n");
-        write(dev + "device", "0x20b0\n");
+        pci_device(dev, "0x030200", "0x20b0");
         write(dev + "subsystem_vendor", "0x10de\n");
         write(dev + "subsystem_device", "0x134f\n");
         write("/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
@@ -148,37 +204,22 @@ class DoctorProbes : public ::testing::Test {
         for (const char* node : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0"}) {
             write(node);
         }
-        write(std::string(k_lib) + "/libcuda.so.550.54.15", "elf");
+        write(libcuda, "elf");
         link(std::string(k_lib) + "/libcuda.so.1", "libcuda.so.550.54.15");
-        write(std::string(k_lib) + "/libnvidia-ml.so.1", "elf");
-        children.answer("nvml",
-                        std::string(k_lib) + "/libnvidia-ml.so.1",
-                        "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
-                        "gpu.0.name=NVIDIA A100-SXM4-40GB\ngpu.0.bus_id=00000000:65:00.0\n"
-                        "gpu.0.cc=8.0\n");
-        children.answer("cuda",
-                        std::string(k_lib) + "/libcuda.so.550.54.15",
-                        "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=0\n");
+        write(libnvml, "elf");
+        nvml_says("gpu.0.cc=8.0\n");
+        children.answer("cuda", libcuda, "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=0\n");
         // the toolkit
         std::string lib64 = std::string(k_cuda) + "/lib64/";
         write(std::string(k_cuda) + "/version.json", R"({"cuda": {"version": "12.4.1"}})");
-        write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n");
-        fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
-        children.programs[std::string(k_cuda) + "/bin/nvcc"] =
-            exited(0, "Cuda compilation tools, release 12.4, V12.4.131\n");
+        program(std::string(k_cuda) + "/bin/nvcc",
+                "Cuda compilation tools, release 12.4, V12.4.131\n");
         write(lib64 + "libcudart.so.12.4.127", "elf");
         link(lib64 + "libcudart.so.12", "libcudart.so.12.4.127");
         write(lib64 + "libcublas.so.12", "elf");
         write(std::string(k_cuda) + "/include/cudnn_version.h",
               "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 1\n");
-        for (const char* sub : {"libcudnn",
-                                "libcudnn_graph",
-                                "libcudnn_engines_precompiled",
-                                "libcudnn_engines_runtime_compiled",
-                                "libcudnn_heuristic",
-                                "libcudnn_ops",
-                                "libcudnn_cnn",
-                                "libcudnn_adv"}) {
+        for (const char* sub : k_cudnn9_libraries) {
             write(lib64 + sub + ".so.9", "elf");
         }
         children.answer(
@@ -192,13 +233,12 @@ class DoctorProbes : public ::testing::Test {
         write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
         write("/etc/ld.so.conf.d/988_cuda-12.conf", lib64 + "\n");
         write("/etc/ld.so.cache", "");
-        children.ld_cache =
-            "6 libs found in cache `/etc/ld.so.cache'\n" +
-            cache_line("libcudnn.so.9", lib64 + "libcudnn.so.9") +
-            cache_line("libcudart.so.12", lib64 + "libcudart.so.12") +
-            cache_line("libcublas.so.12", lib64 + "libcublas.so.12") +
-            cache_line("libnvidia-ml.so.1", std::string(k_lib) + "/libnvidia-ml.so.1") +
-            cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+        children.ld_cache = "6 libs found in cache `/etc/ld.so.cache'\n" +
+                            cache_line("libcudnn.so.9", lib64 + "libcudnn.so.9") +
+                            cache_line("libcudart.so.12", lib64 + "libcudart.so.12") +
+                            cache_line("libcublas.so.12", lib64 + "libcublas.so.12") +
+                            cache_line("libnvidia-ml.so.1", libnvml) +
+                            cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
     }
 
     HostConfig config() {
@@ -227,8 +267,30 @@ class DoctorProbes : public ::testing::Test {
 
 #define EXPECT_STARTS(text, prefix) EXPECT_EQ((text).rfind(prefix, 0), 0u) << (text)
 
-bool has_detail(const Finding& f, const std::string& line) {
-    return std::find(f.details.begin(), f.details.end(), line) != f.details.end();
+/// The finding's details, one a line, for a failure message.
+std::string details_of(const Finding& f) {
+    std::string out = "details:";
+    for (const auto& d : f.details) {
+        out += "\n  " + d;
+    }
+    return out;
+}
+
+/// Whether `line` is one of the finding's details.
+::testing::AssertionResult has_detail(const Finding& f, const std::string& line) {
+    if (std::find(f.details.begin(), f.details.end(), line) != f.details.end()) {
+        return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << "no detail '" << line << "'; " << details_of(f);
+}
+
+/// Whether the finding has one detail only, and it contains `part`.
+::testing::AssertionResult one_detail_with(const Finding& f, const std::string& part) {
+    if (f.details.size() == 1 && f.details[0].find(part) != std::string::npos) {
+        return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure()
+           << "not one detail containing '" << part << "'; " << details_of(f);
 }
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
@@ -283,13 +345,13 @@ TEST_F(DoctorProbes, GpuFailsWithoutOneAndNamesTheContainerFix) {
 
 TEST_F(DoctorProbes, GpuTakesItsNameFromNvmlWhenPciIdsDoesNot) {
     auto f = probe(checks::gpu);
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_EQ(f.details[0], "0000:65:00.0: NVIDIA A100-SXM4-40GB (device 0x20b0)");
+    EXPECT_EQ(f.details,
+              std::vector<std::string>{"0000:65:00.0: NVIDIA A100-SXM4-40GB (device 0x20b0)"});
 }
 
 TEST_F(DoctorProbes, DriverMismatchAndMissingNodesAreBothReported) {
     children.answer("nvml",
-                    std::string(k_lib) + "/libnvidia-ml.so.1",
+                    libnvml,
                     "loaded=1\ndriver_version=550.90.07\ngpu_count=1\n"
                     "gpu.0.bus_id=00000000:65:00.0\n");
     remove("/dev/nvidia-uvm");
@@ -304,8 +366,7 @@ TEST_F(DoctorProbes, DriverMismatchAndMissingNodesAreBothReported) {
 }
 
 TEST_F(DoctorProbes, DriverNotLoadedButInstalledSaysModprobe) {
-    remove("/proc/driver/nvidia");
-    remove("/sys/module/nvidia");
+    unload_driver();
     auto f = probe(checks::driver);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary, "no NVIDIA kernel driver: the nvidia module is not loaded");
@@ -319,8 +380,7 @@ TEST_F(DoctorProbes, DriverNotLoadedButInstalledSaysModprobe) {
 // The classic "worked until reboot": a kernel upgrade, and DKMS built the module for the old
 // kernel only. The root cause is named, with the headers for the running kernel as the fix.
 TEST_F(DoctorProbes, DriverBuiltByDkmsForAnotherKernelOnlyNamesTheUpgrade) {
-    remove("/proc/driver/nvidia");
-    remove("/sys/module/nvidia");
+    unload_driver();
     fs::create_directories(sys / "var/lib/dkms/nvidia/550.54.15/6.1.0-17-amd64/x86_64/module");
     fs::create_directories(sys / "var/lib/dkms/nvidia/550.54.15/build");
     write("/lib/modules/6.1.0-17-amd64/updates/dkms/nvidia.ko");
@@ -339,8 +399,7 @@ TEST_F(DoctorProbes, DriverBuiltByDkmsForAnotherKernelOnlyNamesTheUpgrade) {
 // nouveau loaded holds the GPU: the nvidia module installed cannot bind it. Without an NVIDIA
 // driver installed, nouveau is just the driver there is.
 TEST_F(DoctorProbes, DriverNouveauHoldingTheGpuIsTheRootCause) {
-    remove("/proc/driver/nvidia");
-    remove("/sys/module/nvidia");
+    unload_driver();
     write("/proc/modules",
           "nouveau 2732032 0 - Live 0x0000000000000000\n"
           "drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000\n");
@@ -354,8 +413,8 @@ TEST_F(DoctorProbes, DriverNouveauHoldingTheGpuIsTheRootCause) {
     // no NVIDIA driver anywhere: nouveau is not the problem, the missing driver is
     remove("/lib/modules/6.1.0-18-amd64");
     remove(std::string(k_lib) + "/libcuda.so.1");
-    remove(std::string(k_lib) + "/libcuda.so.550.54.15");
-    remove(std::string(k_lib) + "/libnvidia-ml.so.1");
+    remove(libcuda);
+    remove(libnvml);
     remove(std::string(k_lib) + "/libnvidia-ml.so.550.54.15");
     remove("/var/lib/dkms");
     children.ld_cache.clear();
@@ -366,14 +425,13 @@ TEST_F(DoctorProbes, DriverNouveauHoldingTheGpuIsTheRootCause) {
 // Secure Boot on (efivarfs: 4 attribute bytes, then 1) and a module without the kernel's
 // signature trailer: the kernel refuses it. Signed, or Secure Boot off, it is not the cause.
 TEST_F(DoctorProbes, DriverUnsignedModuleUnderSecureBootIsRefused) {
-    remove("/proc/driver/nvidia");
-    remove("/sys/module/nvidia");
+    unload_driver();
     std::string ko = "/lib/modules/6.1.0-18-amd64/updates/dkms/nvidia.ko";
     std::string var = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
-    write(ko,
-          std::string("\x7f"
-                      "ELF module code",
-                      16));
+    const std::string unsigned_module("\x7f"
+                                      "ELF module code",
+                                      16);
+    write(ko, unsigned_module);
     write(var, std::string("\x06\x00\x00\x00\x01", 5));
     auto f = probe(checks::driver);
     EXPECT_EQ(f.status, Status::fail);
@@ -382,20 +440,13 @@ TEST_F(DoctorProbes, DriverUnsignedModuleUnderSecureBootIsRefused) {
                   " is not signed: the kernel refuses to load it (modprobe: \"Key was rejected "
                   "by service\")");
     EXPECT_HAS(f.fix, "mokutil --import");
-    write(ko,
-          std::string("\x7f"
-                      "ELF module code",
-                      16) +
-              "~Module signature appended~\n");
+    write(ko, unsigned_module + "~Module signature appended~\n");
     f = probe(checks::driver);
     EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
     EXPECT_TRUE(has_detail(f,
                            "Secure Boot: on (the module's key must be enrolled: mokutil "
                            "--list-enrolled)"));
-    write(ko,
-          std::string("\x7f"
-                      "ELF module code",
-                      16));
+    write(ko, unsigned_module);
     write(var, std::string("\x06\x00\x00\x00\x00", 5));
     f = probe(checks::driver);
     EXPECT_EQ(f.summary, "the NVIDIA kernel module is installed but not loaded");
@@ -681,10 +732,7 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
     EXPECT_EQ(f.status, Status::skip);
     EXPECT_EQ(f.summary, "no NVSwitch on the PCI bus: no fabric manager needed");
     for (const char* sw : {"0000:05:00.0", "0000:06:00.0"}) {
-        std::string dev = std::string("/sys/bus/pci/devices/") + sw + "/";
-        write(dev + "vendor", "0x10de\n");
-        write(dev + "class", "0x068000\n");
-        write(dev + "device", "0x22a3\n");
+        pci_device(std::string("/sys/bus/pci/devices/") + sw + "/", "0x068000", "0x22a3");
     }
     f = probe(checks::fabric);
     EXPECT_EQ(f.status, Status::fail);
@@ -724,7 +772,6 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
 TEST_F(DoctorProbes, CdiSpecNamingGonePathsIsStale) {
     auto f = probe(checks::cdi);
     EXPECT_EQ(f.status, Status::skip);
-    std::string lib = std::string(k_lib) + "/libcuda.so.550.54.15";
     auto spec = [&](const std::string& driver_lib) {
         return "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n"
                "  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n"
@@ -734,7 +781,7 @@ TEST_F(DoctorProbes, CdiSpecNamingGonePathsIsStale) {
                driver_lib + "\n    containerPath: " + driver_lib +
                "\n    options:\n    - ro\n    - nosuid\n";
     };
-    write("/etc/cdi/nvidia.yaml", spec(lib));
+    write("/etc/cdi/nvidia.yaml", spec(libcuda));
     f = probe(checks::cdi);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "1 NVIDIA CDI spec: every path it names is there");
@@ -778,17 +825,13 @@ TEST_F(DoctorProbes, DriverInWslIsSkipped) {
 
 TEST_F(DoctorProbes, LibcudaStubAndFailedInitAndMissing) {
     // the query child says cuInit fails with no device
-    children.answer("cuda",
-                    std::string(k_lib) + "/libcuda.so.550.54.15",
-                    "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=100\n");
+    children.answer("cuda", libcuda, "loaded=1\nversion_rc=0\nversion=12040\ninit_rc=100\n");
     auto f = probe(checks::libcuda);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
               "cuInit fails: CUDA_ERROR_NO_DEVICE (the driver supports CUDA up to 12.4)");
     // a stub library answers 34
-    children.answer("cuda",
-                    std::string(k_lib) + "/libcuda.so.550.54.15",
-                    "loaded=1\nversion_rc=0\nversion=0\ninit_rc=34\n");
+    children.answer("cuda", libcuda, "loaded=1\nversion_rc=0\nversion=0\ninit_rc=34\n");
     f = probe(checks::libcuda);
     EXPECT_HAS(f.summary, "is a stub library (CUDA_ERROR_STUB_LIBRARY)");
     // gone from the cache and the disk, with the toolkit's stub left
@@ -828,21 +871,18 @@ TEST_F(DoctorProbes, LibcudaOnLdLibraryPathThroughAStubsFolderFails) {
 }
 
 TEST_F(DoctorProbes, AQueryChildThatCrashesOrHangsIsAFindingNotACrash) {
-    children.answers["cuda " + std::string(k_lib) + "/libcuda.so.550.54.15"] =
-        exited(139, "loaded=1\n");
+    children.play("cuda", libcuda, exited(139, "loaded=1\n"));
     auto f = probe(checks::libcuda);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
               "libcuda.so.1 (/usr/lib/x86_64-linux-gnu/libcuda.so.1) does not load: the query "
               "crashed (signal 11)");
-    children.answers["cuda " + std::string(k_lib) + "/libcuda.so.550.54.15"] =
-        sys::ProcessResult{137, "", "", true};
+    children.play("cuda", libcuda, timed_out());
     f = probe(checks::libcuda);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_HAS(f.summary, "does not load: did not answer within 2.5 s");
     // NVML hanging: the driver probe still reports, from the kernel module
-    children.answers["nvml " + std::string(k_lib) + "/libnvidia-ml.so.1"] =
-        sys::ProcessResult{137, "", "", true};
+    children.play("nvml", libnvml, timed_out());
     Host h(config());
     EXPECT_EQ(h.facts().driver().nvml_error, "did not answer within 2.5 s");
     EXPECT_FALSE(h.facts().driver().nvml_ok);
@@ -953,7 +993,7 @@ TEST_F(DoctorProbes, LoaderSaysWhenTheCacheIsStaleOrUnreadable) {
               "the loader cache cannot be read: ldconfig -p failed (exit 1): ldconfig: Can't "
               "open cache file /etc/ld.so.cache");
     // or hangs: the same finding, never a hang of the doctor
-    children.ldconfig = sys::ProcessResult{137, "", "", true};
+    children.ldconfig = timed_out();
     f = probe(checks::loader);
     EXPECT_EQ(f.summary,
               "the loader cache cannot be read: '/sbin/ldconfig' did not finish within 120 s "
@@ -1007,7 +1047,7 @@ TEST_F(DoctorProbes, CudnnBuiltForAnotherCudaAndOneThatDoesNotLoad) {
     auto f = probe(checks::cudnn);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary, "cuDNN 9.1.1 was built for CUDA 11 but the toolkit is CUDA 12.4");
-    children.answers.erase("cudnn " + std::string(k_cuda) + "/lib64/libcudnn.so.9");
+    children.forget("cudnn", std::string(k_cuda) + "/lib64/libcudnn.so.9");
     f = probe(checks::cudnn);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_STARTS(f.summary,
@@ -1036,8 +1076,7 @@ TEST_F(DoctorProbes, CudaLinkStates) {
 }
 
 TEST_F(DoctorProbes, EnvironmentAgainstTheSelection) {
-    write("/opt/cuda-11/bin/nvcc", "#!/bin/sh\n");
-    fs::permissions(sys / "opt/cuda-11/bin/nvcc", fs::perms::owner_all);
+    executable("/opt/cuda-11/bin/nvcc", "#!/bin/sh\n");
     write("/opt/cuda-11/version.json", R"({"cuda": {"version": "11.8.0"}})");
     env["PATH"] = "/opt/cuda-11/bin:/usr/local/cuda/bin:/usr/bin";
     env["CUDA_HOME"] = "/opt/cuda-11";
@@ -1155,8 +1194,10 @@ TEST_F(DoctorProbes, CudaCompatInAContainerJudgesTheImagesCompatLibcuda) {
     write("/sys/bus/pci/devices/0000:65:00.0/device", "0x2684\n");
     f = probe(checks::container_compat);
     EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "on a NVIDIA GeForce RTX 4090 (0000:65:00.0), which forward");
     EXPECT_HAS(f.summary, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)");
-    // an image's compat library older than the host's driver: 803
+    // an image's compat library older than the host's driver, on the H100 again: 803
+    write("/sys/bus/pci/devices/0000:65:00.0/device", "0x2330\n");
     write("/proc/driver/nvidia/version",
           "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:19 UTC "
           "2025\n");
@@ -1203,8 +1244,7 @@ TEST_F(DoctorProbes, WslWantsTheWindowsLibcuda) {
     write("/dev/dxg");
     f = probe(checks::wsl);
     EXPECT_EQ(f.summary, "a Linux NVIDIA kernel driver is loaded inside WSL2");
-    remove("/proc/driver/nvidia");
-    remove("/sys/module/nvidia");
+    unload_driver();
     f = probe(checks::wsl);
     EXPECT_EQ(f.summary,
               "libcuda.so.1 loads from /usr/lib/x86_64-linux-gnu/libcuda.so.1, not from "
@@ -1292,7 +1332,7 @@ TEST_F(DoctorProbes, PackageOwnerFromDpkgListsByRealFile) {
     Files files(c);
     Loader loader(files);
     EXPECT_EQ(loader.package_owner(std::string(k_lib) + "/libcuda.so.1"), "libcuda1");
-    EXPECT_EQ(loader.package_owner(std::string(k_lib) + "/libnvidia-ml.so.1"), "");
+    EXPECT_EQ(loader.package_owner(libnvml), "");
 }
 
 TEST_F(DoctorProbes, FilesRunsTheMachinesProgramsUnderTheSysrootWithTheEnvironment) {
@@ -1326,34 +1366,22 @@ TEST(DoctorManifests, TodayIsTheOverrideOnlyWhenItIsADate) {
 
 // ---- arch, pcie, thermal, mig: what NVML and sysfs say about each GPU ----
 
-/// The NVML answer for the fixture's A100 with `extra` lines for GPU 0.
-std::string nvml_with(const std::string& extra) {
-    return "loaded=1\ndriver_version=550.54.15\ngpu_count=1\n"
-           "gpu.0.name=NVIDIA A100-SXM4-40GB\ngpu.0.bus_id=00000000:65:00.0\n" +
-           extra;
-}
-
 // NVML's health counters, as the query child prints them: uncorrected ECC errors (volatile
 // fails, lifetime warns), a remap pending (warn) or failed (fail), persistence off (warn).
 TEST_F(DoctorProbes, HealthFromNvmlCounters) {
-    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
     auto f = probe(checks::health);
     EXPECT_EQ(f.status, Status::ok);
     EXPECT_EQ(f.summary, "1 GPU: NVML reports no ECC, memory repair or persistence state for them");
-    children.answer("nvml",
-                    nvml,
-                    nvml_with("gpu.0.persistence=1\ngpu.0.ecc_uncorrected_volatile=0\n"
-                              "gpu.0.ecc_uncorrected_aggregate=0\ngpu.0.remapped_rows=0\n"
-                              "gpu.0.remap_pending=0\ngpu.0.remap_failed=0\n"));
+    nvml_says("gpu.0.persistence=1\ngpu.0.ecc_uncorrected_volatile=0\n"
+              "gpu.0.ecc_uncorrected_aggregate=0\ngpu.0.remapped_rows=0\n"
+              "gpu.0.remap_pending=0\ngpu.0.remap_failed=0\n");
     f = probe(checks::health);
     EXPECT_EQ(f.status, Status::ok);
     EXPECT_EQ(f.summary,
               "1 GPU: no uncorrected ECC errors, no memory repair pending, persistence mode on");
-    children.answer("nvml",
-                    nvml,
-                    nvml_with("gpu.0.persistence=0\ngpu.0.ecc_uncorrected_volatile=3\n"
-                              "gpu.0.ecc_uncorrected_aggregate=7\ngpu.0.remap_pending=1\n"
-                              "gpu.0.remap_failed=0\n"));
+    nvml_says("gpu.0.persistence=0\ngpu.0.ecc_uncorrected_volatile=3\n"
+              "gpu.0.ecc_uncorrected_aggregate=7\ngpu.0.remap_pending=1\n"
+              "gpu.0.remap_failed=0\n");
     f = probe(checks::health);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
@@ -1364,11 +1392,8 @@ TEST_F(DoctorProbes, HealthFromNvmlCounters) {
     EXPECT_HAS(f.more[0].summary, "row remapping waiting for a GPU reset");
     EXPECT_HAS(f.more[1].summary, "persistence mode is off on GPU 0");
     EXPECT_HAS(f.more[1].fix, "nvidia-persistenced");
-    children.answer(
-        "nvml",
-        nvml,
-        nvml_with("gpu.0.ecc_uncorrected_volatile=0\ngpu.0.ecc_uncorrected_aggregate=2\n"
-                  "gpu.0.remap_pending=0\ngpu.0.remap_failed=1\n"));
+    nvml_says("gpu.0.ecc_uncorrected_volatile=0\ngpu.0.ecc_uncorrected_aggregate=2\n"
+              "gpu.0.remap_pending=0\ngpu.0.remap_failed=1\n");
     f = probe(checks::health);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_HAS(f.summary, "could not remap a failing memory row");
@@ -1383,9 +1408,8 @@ TEST_F(DoctorProbes, SmokeOnlyWithDeepAndEachDevicesResult) {
     EXPECT_EQ(f.status, Status::skip);
     EXPECT_HAS(f.summary, "cudaenv doctor --deep");
     deep = true;
-    std::string cuda = std::string(k_lib) + "/libcuda.so.550.54.15";
     children.answer("smoke",
-                    cuda,
+                    libcuda,
                     "loaded=1\ninit_rc=0\ninit_error=CUDA_SUCCESS\ndevice_count=2\n"
                     "dev.0.name=NVIDIA H100 80GB HBM3\ndev.0.checked=4096\ndev.0.wrong=0\n"
                     "dev.0.ms=41.5\n"
@@ -1399,7 +1423,7 @@ TEST_F(DoctorProbes, SmokeOnlyWithDeepAndEachDevicesResult) {
     EXPECT_TRUE(has_detail(f,
                            "GPU 0 (NVIDIA H100 80GB HBM3): kernel compiled, launched and "
                            "checked (4096 values) in 41.5 ms"));
-    children.answer("smoke", cuda, "loaded=1\ninit_rc=100\ninit_error=CUDA_ERROR_NO_DEVICE\n");
+    children.answer("smoke", libcuda, "loaded=1\ninit_rc=100\ninit_error=CUDA_ERROR_NO_DEVICE\n");
     f = probe(checks::smoke);
     EXPECT_EQ(f.summary, "cuInit fails: CUDA_ERROR_NO_DEVICE (100): no CUDA program can run");
 }
@@ -1408,24 +1432,24 @@ TEST_F(DoctorProbes, ArchWithinTheSelectedCudasRange) {
     auto f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) sm_80 within CUDA 12.4's sm_50 to sm_90");
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_EQ(f.details[0], "GPU 0 (NVIDIA A100-SXM4-40GB): compute capability 8.0 (from NVML)");
+    EXPECT_EQ(f.details,
+              std::vector<std::string>{
+                  "GPU 0 (NVIDIA A100-SXM4-40GB): compute capability 8.0 (from NVML)"});
 }
 
 TEST_F(DoctorProbes, ArchOlderThanTheRangeFailsAndNewerWarns) {
-    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
-    children.answer("nvml", nvml, nvml_with("gpu.0.cc=3.5\n"));
+    nvml_says("gpu.0.cc=3.5\n");
     auto f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
               "GPU 0 (NVIDIA A100-SXM4-40GB) sm_35 is older than CUDA 12.4 supports (sm_50 to "
               "sm_90)");
     // the edges of the range are inside it
-    children.answer("nvml", nvml, nvml_with("gpu.0.cc=5.0\n"));
+    nvml_says("gpu.0.cc=5.0\n");
     EXPECT_EQ(probe(checks::arch).status, Status::ok);
-    children.answer("nvml", nvml, nvml_with("gpu.0.cc=9.0\n"));
+    nvml_says("gpu.0.cc=9.0\n");
     EXPECT_EQ(probe(checks::arch).status, Status::ok);
-    children.answer("nvml", nvml, nvml_with("gpu.0.cc=10.0\n"));
+    nvml_says("gpu.0.cc=10.0\n");
     f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_STARTS(f.summary,
@@ -1434,18 +1458,15 @@ TEST_F(DoctorProbes, ArchOlderThanTheRangeFailsAndNewerWarns) {
 }
 
 TEST_F(DoctorProbes, ArchFallsBackToTheGpuTableAndThePciId) {
-    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
-    children.answer("nvml", nvml, nvml_with("")); // no gpu.0.cc
+    nvml_says(""); // no gpu.0.cc
     auto f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], "compute capability 8.0 (from the GPU table)");
+    EXPECT_TRUE(one_detail_with(f, "compute capability 8.0 (from the GPU table)"));
     // no NVML at all and no name: the PCI device id's chip family
-    children.answers.erase("nvml " + nvml);
+    children.forget("nvml", libnvml);
     f = probe(checks::arch);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], "compute capability 8.0 (from PCI device");
+    EXPECT_TRUE(one_detail_with(f, "compute capability 8.0 (from PCI device"));
     // without a toolkit there is no range to judge by
     remove("/usr/local/cuda");
     EXPECT_EQ(probe(checks::arch).status, Status::skip);
@@ -1461,8 +1482,7 @@ TEST_F(DoctorProbes, PcieNarrowLinkWarnsAndFullLinkIsOk) {
     auto f = probe(checks::pcie);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "every GPU's link at its full width");
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], ": x16 at 16 GT/s (the GPU can do x16 at 16 GT/s)");
+    EXPECT_TRUE(one_detail_with(f, ": x16 at 16 GT/s (the GPU can do x16 at 16 GT/s)"));
     write(dev + "current_link_width", "8\n");
     f = probe(checks::pcie);
     EXPECT_EQ(f.status, Status::warn);
@@ -1475,9 +1495,7 @@ TEST_F(DoctorProbes, PcieSlowerNowIsOnlyANoteButASlowSlotWarns) {
     // the device below a bridge, as sysfs links it
     remove("/sys/bus/pci/devices/0000:65:00.0");
     std::string real = "/sys/devices/pci0000:64/0000:64:02.0/0000:65:00.0/";
-    write(real + "vendor", "0x10de\n");
-    write(real + "class", "0x030200\n");
-    write(real + "device", "0x20b0\n");
+    pci_device(real, "0x030200", "0x20b0");
     write(real + "current_link_width", "16\n");
     write(real + "max_link_width", "16\n");
     write(real + "current_link_speed", "2.5 GT/s PCIe\n"); // idle
@@ -1499,51 +1517,42 @@ TEST_F(DoctorProbes, PcieSlowerNowIsOnlyANoteButASlowSlotWarns) {
 }
 
 TEST_F(DoctorProbes, ThermalByTemperatureAndThrottleReasons) {
-    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
     EXPECT_EQ(probe(checks::thermal).status, Status::skip); // the fixture reports none
-    children.answer(
-        "nvml", nvml, nvml_with("gpu.0.temperature=55\ngpu.0.slowdown_temperature=90\n"));
+    nvml_says("gpu.0.temperature=55\ngpu.0.slowdown_temperature=90\n");
     auto f = probe(checks::thermal);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "temperatures normal, no thermal or hardware throttling");
     // 5 degrees below the slowdown is near it; 6 is not
-    children.answer(
-        "nvml", nvml, nvml_with("gpu.0.temperature=84\ngpu.0.slowdown_temperature=90\n"));
+    nvml_says("gpu.0.temperature=84\ngpu.0.slowdown_temperature=90\n");
     EXPECT_EQ(probe(checks::thermal).status, Status::ok);
-    children.answer(
-        "nvml", nvml, nvml_with("gpu.0.temperature=85\ngpu.0.slowdown_temperature=90\n"));
+    nvml_says("gpu.0.temperature=85\ngpu.0.slowdown_temperature=90\n");
     f = probe(checks::thermal);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_STARTS(f.summary,
                   "GPU 0 (NVIDIA A100-SXM4-40GB) at 85 °C is near its slowdown temperature");
     // without a slowdown threshold, 85 °C is the line
-    children.answer("nvml", nvml, nvml_with("gpu.0.temperature=84\n"));
+    nvml_says("gpu.0.temperature=84\n");
     EXPECT_EQ(probe(checks::thermal).status, Status::ok);
-    children.answer("nvml", nvml, nvml_with("gpu.0.temperature=85\n"));
+    nvml_says("gpu.0.temperature=85\n");
     EXPECT_EQ(probe(checks::thermal).status, Status::warn);
     // a hardware thermal slowdown (0x40) at a cool temperature still warns
-    children.answer("nvml",
-                    nvml,
-                    nvml_with("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
-                              "gpu.0.throttle_reasons=72\n")); // 0x48
+    nvml_says("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
+              "gpu.0.throttle_reasons=72\n"); // 0x48
     f = probe(checks::thermal);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_STARTS(f.summary,
                   "GPU 0 (NVIDIA A100-SXM4-40GB) is throttled (hardware slowdown, hardware "
                   "thermal slowdown) at 60 °C");
     // the power cap (0x4) alone is normal under load
-    children.answer("nvml",
-                    nvml,
-                    nvml_with("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
-                              "gpu.0.throttle_reasons=4\n"));
+    nvml_says("gpu.0.temperature=60\ngpu.0.slowdown_temperature=90\n"
+              "gpu.0.throttle_reasons=4\n");
     f = probe(checks::thermal);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], "clock event reasons 0x4 (power cap: normal under full load)");
+    EXPECT_TRUE(one_detail_with(f, "clock event reasons 0x4 (power cap: normal under full load)"));
 }
 
 TEST_F(DoctorProbes, ThermalAndMigSkipWithoutNvml) {
-    children.answers.erase("nvml " + std::string(k_lib) + "/libnvidia-ml.so.1");
+    children.forget("nvml", libnvml);
     for (auto* p : {checks::thermal, checks::mig}) {
         auto f = probe(p);
         EXPECT_EQ(f.status, Status::skip);
@@ -1552,31 +1561,26 @@ TEST_F(DoctorProbes, ThermalAndMigSkipWithoutNvml) {
 }
 
 TEST_F(DoctorProbes, MigOnPendingAndOff) {
-    std::string nvml = std::string(k_lib) + "/libnvidia-ml.so.1";
     auto f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::ok);
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], ": MIG not supported");
-    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=0\ngpu.0.mig_pending=0\n"));
+    EXPECT_TRUE(one_detail_with(f, ": MIG not supported"));
+    nvml_says("gpu.0.mig_current=0\ngpu.0.mig_pending=0\n");
     f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::ok);
     EXPECT_EQ(f.summary, "MIG off on every GPU");
-    children.answer("nvml",
-                    nvml,
-                    nvml_with("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n"
-                              "gpu.0.mig.0=1g.5gb\ngpu.0.mig.1=3g.20gb\n"));
+    nvml_says("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n"
+              "gpu.0.mig.0=1g.5gb\ngpu.0.mig.1=3g.20gb\n");
     f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_STARTS(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) is in MIG mode with 2 instances");
     EXPECT_STARTS(f.fix, "if the whole card is wanted: sudo nvidia-smi -i 0 -mig 0");
-    ASSERT_EQ(f.details.size(), 1u);
-    EXPECT_HAS(f.details[0], "MIG on, instances: 1g.5gb, 3g.20gb");
-    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=0\ngpu.0.mig_pending=1\n"));
+    EXPECT_TRUE(one_detail_with(f, "MIG on, instances: 1g.5gb, 3g.20gb"));
+    nvml_says("gpu.0.mig_current=0\ngpu.0.mig_pending=1\n");
     f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_EQ(f.summary, "GPU 0 (NVIDIA A100-SXM4-40GB) has a MIG change pending a GPU reset");
     // MIG on and no instance made: CUDA sees nothing on the card
-    children.answer("nvml", nvml, nvml_with("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n"));
+    nvml_says("gpu.0.mig_current=1\ngpu.0.mig_pending=1\n");
     f = probe(checks::mig);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
@@ -1608,8 +1612,7 @@ TEST_F(DoctorProbes, CompilerTooNewWarnsWithAFixThisNvccObeys) {
     // this nvcc does not read NVCC_CCBIN: the fix goes through the flags
     EXPECT_HAS(f.fix, "export NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-13'");
     // one that does is told NVCC_CCBIN
-    write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
-    fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
+    executable(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
     f = probe(checks::compiler);
     EXPECT_HAS(f.fix, "export NVCC_CCBIN=/usr/bin/g++-13");
 }
@@ -1638,8 +1641,7 @@ TEST_F(DoctorProbes, CompilerNvccCcbinIgnoredByAnNvccThatDoesNotReadIt) {
                            "NVCC_CCBIN=/opt/gcc12/bin/gcc is ignored: CUDA 12.4's nvcc does not "
                            "read NVCC_CCBIN"))
         << f.summary;
-    write(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
-    fs::permissions(sys / "usr/local/cuda-12.4/bin/nvcc", fs::perms::owner_all);
+    executable(std::string(k_cuda) + "/bin/nvcc", "#!/bin/sh\n# reads NVCC_CCBIN\n");
     f = probe(checks::compiler);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_EQ(f.summary, "gcc 12.3.0 within what CUDA 12.4's nvcc accepts");
@@ -1657,14 +1659,7 @@ TEST_F(DoctorProbes, CompilerATooNewClangAloneIsOnlyANote) {
 // ---- cudnn: where it is found when the toolkit has none ----
 
 TEST_F(DoctorProbes, CudnnFromTheLoaderWhenTheToolkitHasNone) {
-    for (const char* sub : {"libcudnn",
-                            "libcudnn_graph",
-                            "libcudnn_engines_precompiled",
-                            "libcudnn_engines_runtime_compiled",
-                            "libcudnn_heuristic",
-                            "libcudnn_ops",
-                            "libcudnn_cnn",
-                            "libcudnn_adv"}) {
+    for (const char* sub : k_cudnn9_libraries) {
         remove(std::string(k_cuda) + "/lib64/" + sub + ".so.9");
     }
     children.ld_cache =

@@ -227,10 +227,30 @@ class Install : public ::testing::Test {
         options.policy.backoff = std::chrono::milliseconds(1);
         options.lock_timeout = std::chrono::seconds(5);
         options.jobs = 1; // archives in a known order: the largest first
-        cudart = cudart_archive();
-        cudnn = cudnn_archive();
+        serve_cudart(cudart_archive());
+        serve_cudnn(cudnn_archive());
+    }
+
+    /// The mirror serves `bytes` as cuda_cudart, and the resolutions made from now on pin them.
+    void serve_cudart(std::string bytes) {
+        cudart = std::move(bytes);
         mirror.put(cudart_path(), cudart);
+    }
+
+    /// The mirror serves `bytes` as cuDNN, and the resolutions made from now on pin them.
+    void serve_cudnn(std::string bytes) {
+        cudnn = std::move(bytes);
         mirror.put(cudnn_path(), cudnn);
+    }
+
+    /// install::install of `r`, keeping every event it reports in `events` (under a lock: the
+    /// workers report them).
+    Result<install::Outcome> install_keeping(const Resolution& r,
+                                             std::vector<install::Event>& events) {
+        return install::install(root, r, options, [&](const install::Event& e) {
+            std::lock_guard<std::mutex> g(events_mu);
+            events.push_back(e);
+        });
     }
 
     /// CUDA 11.8.0 with only cuda_cudart.
@@ -276,6 +296,7 @@ class Install : public ::testing::Test {
     Catalog catalog;
     install::Options options;
     std::string cudart, cudnn;
+    std::mutex events_mu;
 };
 
 const std::string k_with_cudnn = "11.8.0+cudnn8.6.0.163";
@@ -355,18 +376,14 @@ TEST_F(Install, AgainChangesNothingAndDownloadsNothing) {
 
     ASSERT_EQ(::stat((root.versions() / k_with_cudnn).c_str(), &before), 0);
 
-    std::vector<install::Event::Kind> kinds;
-    std::mutex mu;
-    auto again = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
-        std::lock_guard<std::mutex> g(mu);
-        kinds.push_back(e.kind);
-    });
+    std::vector<install::Event> events;
+    auto again = install_keeping(with_cudnn(), events);
     ASSERT_TRUE(again) << again.error().full_message();
     EXPECT_FALSE(again->changed);
     EXPECT_EQ(again->downloaded_bytes, 0u);
     EXPECT_EQ(again->prefix, root.versions() / k_with_cudnn);
     EXPECT_EQ(mirror.requests(), requests);
-    EXPECT_TRUE(kinds.empty()); // covered before any archive is looked at
+    EXPECT_TRUE(events.empty()); // covered before any archive is looked at
 
     struct stat after {};
 
@@ -382,11 +399,7 @@ TEST_F(Install, ASecondVersionReusesTheStoreEntryItShares) {
     EXPECT_EQ(mirror.hits(cudart_path()), 1u);
 
     std::vector<install::Event> events;
-    std::mutex mu;
-    auto got = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
-        std::lock_guard<std::mutex> g(mu);
-        events.push_back(e);
-    });
+    auto got = install_keeping(with_cudnn(), events);
     ASSERT_TRUE(got) << got.error().full_message();
     EXPECT_TRUE(got->changed);
     EXPECT_EQ(got->downloaded_bytes, cudnn.size());
@@ -409,11 +422,7 @@ TEST_F(Install, ASecondVersionReusesTheStoreEntryItShares) {
 
 TEST_F(Install, EventsFollowEachArchiveFromDownloadToDone) {
     std::vector<install::Event> events;
-    std::mutex mu;
-    auto got = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
-        std::lock_guard<std::mutex> g(mu);
-        events.push_back(e);
-    });
+    auto got = install_keeping(with_cudnn(), events);
     ASSERT_TRUE(got) << got.error().full_message();
     using K = install::Event::Kind;
     for (const auto& [component, bytes] :
@@ -460,11 +469,7 @@ TEST_F(Install, AWrongHashPublishesNothingAndKeepsWhatWasThere) {
     ASSERT_NE(other, cudnn);
     mirror.put(cudnn_path(), other);
     std::vector<install::Event> events;
-    std::mutex mu;
-    auto got = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
-        std::lock_guard<std::mutex> g(mu);
-        events.push_back(e);
-    });
+    auto got = install_keeping(with_cudnn(), events);
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
     EXPECT_EQ(exit_code(got.error().code), 4);
@@ -484,8 +489,7 @@ TEST_F(Install, AHostileArchiveWithAMatchingHashIsRefusedAndNotKept) {
     // the pinned sha256 is this archive's own: only the extraction filter stands in the way
     TarWriter w;
     w.dir(k_cudnn_top).file(std::string(k_cudnn_top) + "/../../escaped", "x");
-    cudnn = xz(w.bytes());
-    mirror.put(cudnn_path(), cudnn);
+    serve_cudnn(xz(w.bytes()));
 
     auto got = install::install(root, with_cudnn(), options);
     ASSERT_FALSE(got);
@@ -510,8 +514,7 @@ TEST_F(Install, AHostileArchiveWithAMatchingHashIsRefusedAndNotKept) {
 TEST_F(Install, AnAbsoluteEntryIsRefusedToo) {
     TarWriter w;
     w.dir(k_cudnn_top).file("/tmp/cudaenv-install-test-absolute", "x");
-    cudnn = xz(w.bytes());
-    mirror.put(cudnn_path(), cudnn);
+    serve_cudnn(xz(w.bytes()));
 
     auto got = install::install(root, with_cudnn(), options);
     ASSERT_FALSE(got);
@@ -524,8 +527,7 @@ TEST_F(Install, AnAbsoluteEntryIsRefusedToo) {
 
 TEST_F(Install, AServerFailingOnTheSecondArchivePublishesNoVersion) {
     // cudart is the larger, so it runs (and completes) first; cuDNN then meets only 500s
-    cudart = cudart_archive(8192);
-    mirror.put(cudart_path(), cudart);
+    serve_cudart(cudart_archive(8192));
     ASSERT_GT(cudart.size(), cudnn.size());
     mirror.break_path(cudnn_path());
 
@@ -556,8 +558,7 @@ TEST_F(Install, ALayoutTheManifestDoesNotMatchIsNotPublished) {
     w.file(t + "/include/cudnn_version.h",
            "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 5\n#define CUDNN_PATCHLEVEL 0\n");
     w.file(t + "/lib/libcudnn.so.8", "x", 0755);
-    cudnn = xz(w.bytes());
-    mirror.put(cudnn_path(), cudnn);
+    serve_cudnn(xz(w.bytes()));
 
     auto got = install::install(root, with_cudnn(), options);
     ASSERT_FALSE(got);
@@ -642,8 +643,7 @@ TEST_F(Install, UninstallKeepsTheStoreEntriesAnotherVersionUses) {
 
 TEST_F(Install, GcRemovesTheStoreEntryAFailedInstallLeft) {
     // cuDNN (the larger) is extracted, then cudart fails: the cuDNN entry is left unused
-    cudnn = cudnn_archive(8192);
-    mirror.put(cudnn_path(), cudnn);
+    serve_cudnn(cudnn_archive(8192));
     mirror.break_path(cudart_path());
     ASSERT_FALSE(install::install(root, with_cudnn(), options));
     ASSERT_EQ(names_in(root.store()), std::vector<std::string>{cudnn_entry()});
@@ -791,11 +791,7 @@ TEST_F(Install, AnUpstreamsVersionIsUsedButNotRemovedFromBelow) {
 TEST_F(Install, ParallelJobsInstallTheSameVersion) {
     options.jobs = 4;
     std::vector<install::Event> events;
-    std::mutex mu;
-    auto got = install::install(root, with_cudnn(), options, [&](const install::Event& e) {
-        std::lock_guard<std::mutex> g(mu);
-        events.push_back(e);
-    });
+    auto got = install_keeping(with_cudnn(), events);
     ASSERT_TRUE(got) << got.error().full_message();
     EXPECT_TRUE(got->changed);
     EXPECT_EQ(got->downloaded_bytes, cudart.size() + cudnn.size());
