@@ -7,7 +7,9 @@ Times, side by side in one run: the full doctor on this machine (sysroot /, what
 has), the full doctor on a fixture machine with a GPU, a driver and CUDA 12.4 + cuDNN 9.1
 (tests/support/fixture_sysroot.py; every probe runs and asks its libraries), `--only gpu` (the
 doctor's own start-up), and for scale the children a full run starts anyway: `ldconfig -p` and
-`cudaenv __doctor-query cudart` on one library. Target: the full run <= 200 ms at the median.
+`cudaenv __doctor-query cudart` on one library; and the full doctor here again with a root that
+keeps its answers (warm: only the live children start). Targets: a full run <= 50 ms, warm
+<= 20 ms, at the median.
 """
 import argparse
 import os
@@ -46,8 +48,13 @@ def main():
         fixture_env = dict(base, CUDAENV_SYSROOT=str(machine.root), **machine.env())
         ldconfig = fixture_sysroot.LDCONFIG
         lib = machine.p("/usr/local/cuda-12.4/lib64/libcudart.so.12")
+        # cold: no root, so nothing is remembered; warm: a root whose answers are kept
+        warm_root = tmp / "warm-root"
+        warm_root.mkdir()
+        warm = dict(base, CUDAENV_ROOT=str(warm_root))
         rows = [
             ("doctor, this machine (sysroot /)", [exe, "doctor"], base),
+            ("doctor, this machine, warm (answers kept)", [exe, "doctor"], warm),
             ("doctor, fixture machine with a GPU", [exe, "doctor"], fixture_env),
             ("doctor --only gpu (start-up)", [exe, "doctor", "--only", "gpu"], fixture_env),
             ("ldconfig -p (one child it runs)", [ldconfig, "-p"], base),
@@ -65,8 +72,10 @@ def main():
             s = sorted(samples[name])
             p90 = s[int(len(s) * 0.9) - 1]
             print(f"{name:44} {statistics.median(s):7.1f}ms {p90:7.1f}ms")
-        full = statistics.median(samples["doctor, fixture machine with a GPU"])
-        print(f"\ntarget: full run <= 200 ms: {'met' if full <= 200 else 'MISSED'} ({full:.1f} ms)")
+        full = statistics.median(samples["doctor, this machine (sysroot /)"])
+        warm_ms = statistics.median(samples["doctor, this machine, warm (answers kept)"])
+        print(f"\ntarget: full run <= 50 ms: {'met' if full <= 50 else 'MISSED'} ({full:.1f} ms); "
+              f"warm <= 20 ms: {'met' if warm_ms <= 20 else 'MISSED'} ({warm_ms:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_one_line_error, loader_sysroot
+from fault_server import FaultServer
 
 PROJECT_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 LMOD_INIT = "/usr/share/lmod/lmod/init/bash"
@@ -203,3 +204,19 @@ def test_the_doctor_reports_the_compat_state_it_measured(compat):
     gpu_machine(compat.sysroot, "535.104.05", RTX4090)
     probe = compat_probe(compat)
     assert probe["status"] == "warn" and "error 804" in probe["finding"], probe
+
+
+def test_a_fleet_mirror_carries_the_compat_archive_and_a_host_installs_from_it(compat, tmp_path):
+    dest = tmp_path / "site-mirror"
+    res = compat("mirror", "12.4", "--compat", "--to", str(dest), "--json")
+    assert res.rc == 0, res
+    paths = {f["path"] for f in res.json()["files"]}
+    assert any("cuda_compat-linux-x86_64-560.35.03_cuda12.4-archive" in p for p in paths), paths
+    srv = FaultServer(tmp_path / "nothing-extra", dest)
+    try:
+        (tmp_path / "nothing-extra").mkdir()
+        res = compat("install", "12.4", "--compat", env={"CUDAENV_MIRROR": srv.url})
+        assert res.rc == 0, res
+        assert (compat.prefix / "compat" / "libcuda.so.1").exists()
+    finally:
+        srv.close()

@@ -125,7 +125,6 @@ nlohmann::json diagnosis_json(const ops::Diagnosis& d, bool strict) {
             {"strict", strict},
             {"sysroot", d.sysroot.string()},
             {"counts", {{"ok", d.ok}, {"warn", d.warn}, {"fail", d.fail}, {"skip", d.skip}}},
-            {"children", {{"started", d.children_started}, {"answered_before", d.answers_known}}},
             {"layers", layers},
             {"probes", probes}};
 }

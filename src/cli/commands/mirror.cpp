@@ -24,6 +24,7 @@ struct MirrorCli {
     std::string cudnn;
     std::string profile = "runtime";
     std::vector<std::string> platforms;
+    bool compat = false;
     unsigned jobs = 4;
     bool dry_run = false;
 };
@@ -152,7 +153,7 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
     }
     ops::MirrorRequest request{o.specs,
                                o.to,
-                               {o.cuda, o.cudnn, o.profile, ""},
+                               {o.cuda, o.cudnn, o.profile, "", o.compat},
                                o.platforms,
                                o.jobs,
                                o.dry_run,
@@ -202,6 +203,9 @@ void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->add_option("--platform",
                     o->platforms,
                     "linux-x86_64 or linux-sbsa, repeatable (default: this machine)");
+    sub->add_flag("--compat",
+                  o->compat,
+                  "NVIDIA's forward-compatibility libraries (cuda_compat) too (docs/compat.md)");
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "say what would be downloaded; download nothing");
     sub->callback([o, &ctx] { ctx.exit_code = run_mirror(*o, ctx); });

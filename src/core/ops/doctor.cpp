@@ -115,8 +115,6 @@ Result<Diagnosis> diagnose(Session& session, const DoctorRequest& request) {
     d.sysroot = hc.sysroot;
     d.entries = doctor::run(host, request.only);
     answers.save();
-    d.children_started = answers.asked();
-    d.answers_known = answers.known();
     for (const auto& e : d.entries) {
         switch (e.finding.status) {
         case doctor::Status::ok:

@@ -53,9 +53,6 @@ struct Diagnosis {
     std::size_t ok = 0, warn = 0, fail = 0, skip = 0;
     bool failed = false; ///< a failure, or with --strict a warning: exit 1
     std::optional<MachineFacts> facts;
-    /// Children this run started through the remembered answers, and answers it took from them
-    /// instead (doctor/answers.hpp): a warm run starts only what is live (libcuda, NVML).
-    std::size_t children_started = 0, answers_known = 0;
 
     Diagnosis() = default;
     Diagnosis(const Diagnosis&) = delete; // layers point into entries
