@@ -2,14 +2,34 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ext/stdio_sync_filebuf.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <ostream>
 
 namespace cudaenv::cli {
+
+namespace {
+
+// What std::cout and std::cerr are (sync_with_stdio's default: every write goes straight to the
+// C stdout/stderr, which exit() flushes), without <iostream>: a translation unit that includes it
+// builds all eight standard streams and the locale at startup, in the shim at every tool call.
+std::ostream& standard_out() {
+    static __gnu_cxx::stdio_sync_filebuf<char> buf(stdout);
+    static std::ostream stream(&buf);
+    return stream;
+}
+
+std::ostream& standard_err() {
+    static __gnu_cxx::stdio_sync_filebuf<char> buf(stderr);
+    static std::ostream stream(&buf);
+    stream.setf(std::ios_base::unitbuf);
+    return stream;
+}
+
+} // namespace
 
 void capture_process(Context& ctx, char** environ_) {
     for (char** e = environ_; *e; ++e) {
@@ -25,8 +45,8 @@ void capture_process(Context& ctx, char** environ_) {
     std::error_code ec;
     ctx.exe_path = std::filesystem::read_symlink("/proc/self/exe", ec);
     ctx.cwd = std::filesystem::current_path(ec);
-    ctx.out = &std::cout;
-    ctx.err = &std::cerr;
+    ctx.out = LazyStream(&standard_out);
+    ctx.err = LazyStream(&standard_err);
 }
 
 std::string started_as(const Context& ctx, const char* argv0) {

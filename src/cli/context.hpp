@@ -15,12 +15,38 @@
 
 namespace cudaenv::cli {
 
+/// stdout or stderr, made at its first use. A shim or a prompt hook that prints nothing then
+/// never builds an iostream, and so never the locale and its facets: that is ~45,000 of the
+/// shim's instructions and a tenth of its page faults before the tool's exec (docs/performance.md).
+/// `*ctx.out << ...` reads as it did with a plain pointer; a test may point it at its own stream.
+class LazyStream {
+public:
+    using Make = std::ostream& (*)();
+    LazyStream() = default;
+    explicit LazyStream(Make make) : m_make(make) {}
+    LazyStream& operator=(std::ostream* stream) {
+        m_stream = stream;
+        return *this;
+    }
+    std::ostream& operator*() const {
+        if (m_stream == nullptr) {
+            m_stream = &m_make();
+        }
+        return *m_stream;
+    }
+    std::ostream* operator->() const { return &**this; }
+
+private:
+    Make m_make = nullptr;
+    mutable std::ostream* m_stream = nullptr;
+};
+
 /// An operation's Session (the environment, the user's choices, the machine's config and what
 /// follows from them: core/ops/session.hpp) plus what only the front end has: the output
 /// streams, the output options and the exit code.
 struct Context : ops::Session {
-    std::ostream* out = nullptr;
-    std::ostream* err = nullptr;
+    LazyStream out;
+    LazyStream err;
 
     // global options
     bool json = false;

@@ -1,7 +1,8 @@
 // cudaenv-shim: what every link in <root>/shims points to. Started as `nvcc` (or any tool) it
 // picks the version and execs the real tool; `cudaenv-shim __hook SHELL` serves the prompt hook,
 // `cudaenv-shim __compat PREFIX` tells a modulefile whether the version's compat/ is used here.
-// It links no libcurl, libarchive or OpenSSL, so it starts in about a millisecond.
+// It links no libcurl, libarchive or OpenSSL, and no <iostream>: nothing is built before main
+// (cli/context.hpp's LazyStream), so it starts about as fast as a static no-op.
 #include "context.hpp"
 #include "core/activate/compat.hpp"
 #include "hook.hpp"
@@ -9,7 +10,7 @@
 
 #include <exception>
 #include <filesystem>
-#include <iostream>
+#include <ostream>
 
 extern char** environ;
 
@@ -26,16 +27,16 @@ int main(int argc, char** argv) {
                 // what a modulefile asks at load time: the folder to put first on
                 // LD_LIBRARY_PATH, or nothing
                 auto compat = cudaenv::activate::compat_state(argv[2], ctx.sysroot());
-                std::cout << (compat.use() ? compat.dir.string() + "\n" : "");
+                *ctx.out << (compat.use() ? compat.dir.string() + "\n" : "");
                 return 0;
             }
-            std::cerr << "cudaenv-shim: run it through a shim (a link named after a tool), or as "
+            *ctx.err << "cudaenv-shim: run it through a shim (a link named after a tool), or as "
                          "'cudaenv-shim __hook SHELL'\n";
             return 2;
         }
         return cudaenv::cli::run_proxy(ctx, arg0, argc, argv);
     } catch (const std::exception& e) {
-        std::cerr << "cudaenv: internal error: " << e.what() << "\n";
+        *ctx.err << "cudaenv: internal error: " << e.what() << "\n";
         return 70;
     }
 }

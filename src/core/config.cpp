@@ -2,9 +2,10 @@
 
 #include "fs.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 namespace cudaenv {
 
@@ -89,8 +90,9 @@ Result<SystemConfig> parse_system_config(std::string_view text, const fs::path& 
 
 Result<SystemConfig> load_system_config(const fs::path& sysroot) {
     fs::path file = sysroot / k_system_config;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
+    // open(2), not an ifstream: a filebuf builds the locale, in the shim at every tool call
+    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
         SystemConfig none;
         none.file = file;
         if (errno != ENOENT && errno != ENOTDIR) {
@@ -99,9 +101,9 @@ Result<SystemConfig> load_system_config(const fs::path& sysroot) {
         }
         return none;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_system_config(text.str(), file);
+    auto text = read_text_fd(fd.get(), file);
+    // as the ifstream read it: a file that cannot be read (a directory) holds no settings
+    return parse_system_config(text ? *text : std::string(), file);
 }
 
 fs::path under_sysroot(const fs::path& sysroot, std::string_view inside) {
