@@ -75,7 +75,7 @@ const auto* bytes_of(std::string_view der) {
 }
 
 /// libcrypto's parsers take a long; a DER bigger than that is not a key.
-Status fits(std::string_view der) {
+cudaenv::Status fits(std::string_view der) {
     if (der.empty() || der.size() > (1u << 24)) {
         return unreadable("empty or oversized DER (" + std::to_string(der.size()) + " bytes)");
     }

@@ -11,7 +11,7 @@ namespace cudaenv::doctor::checks {
 
 namespace {
 
-using Kind = activate::CompatState::Kind;
+using CompatKind = activate::CompatState::Kind;
 
 sys::MachineGpus machine_of(Host& h) {
     sys::MachineGpus m;
@@ -121,25 +121,25 @@ Finding compat(Host& h) {
     }
     auto s = activate::compat_state(h.files().at(t.prefix), machine_of(h));
     switch (s.kind) {
-    case Kind::not_installed:
+    case CompatKind::not_installed:
         return not_installed(h, t);
-    case Kind::damaged:
+    case CompatKind::damaged:
         return fail(s.why,
                     "cudaenv install " + std::filesystem::path(t.prefix).filename().string() +
                         " --compat (composes the version again)");
-    case Kind::no_driver:
-    case Kind::no_gpu:
+    case CompatKind::no_driver:
+    case CompatKind::no_gpu:
         return skip(s.why);
-    case Kind::driver_suffices:
+    case CompatKind::driver_suffices:
         return ok("installed, not used: " + s.why);
-    case Kind::gpu_unsupported: {
+    case CompatKind::gpu_unsupported: {
         auto bad = gpus_without_forward_compat(h);
         return warn(
             s.why,
             "install driver >= " + s.file->needs.str() +
                 (bad.empty() ? "" : ": forward compatibility does not run on " + bad.front()));
     }
-    case Kind::used:
+    case CompatKind::used:
         return used(h, s, t.prefix);
     }
     return skip(s.why);
