@@ -11,7 +11,9 @@ side:
   (a) cudaenv install                           (fresh root)
   (b) naive: per component curl -o, sha256sum, tar -xJf, in sequence
   (c) limit: xz -dc of every component to /dev/null, two at a time
-Reports wall times, ratios a/b and a/c, and the peak RSS of (a).
+Reports wall times, ratios a/b and a/c, and the peak RSS of (a). With --baseline OTHER, each run
+also installs with that binary (a0: another build, say the commit before a change), right after
+(a) and against the same (b) and (c), so the two compare within one invocation.
 """
 import argparse
 import hashlib
@@ -168,8 +170,12 @@ def main():
     ap.add_argument("--cudaenv", required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--baseline", help="another cudaenv binary, installed with in every run too (a0)")
     args = ap.parse_args()
     cudaenv = str(Path(args.cudaenv).resolve())
+    installers = [("a", cudaenv)]
+    if args.baseline:
+        installers.append(("a0", str(Path(args.baseline).resolve())))
     out = payload(cudaenv)
     archives = sorted((out / "mirror").rglob("*.tar.xz"))
     uncompressed = int((out / "uncompressed_bytes").read_text())
@@ -183,10 +189,14 @@ def main():
                 work = Path(work)
                 env = dict(os.environ, CUDAENV_ROOT=str(work / "root"), CUDAENV_MANIFESTS=str(out / "manifests"),
                            CUDAENV_MIRROR=srv.url, NO_COLOR="1")
-                a, tree_rss, out_a = timed([cudaenv, "--json", "install", f"cuda-{VERSION}", "--jobs", str(args.jobs)],
-                                           env=env)
-                rss = json.loads(out_a)["stats"]["peak_rss_kib"]
-                shutil.rmtree(work / "root")
+                got = {}
+                # the first to install alternates, so neither always meets a cold page cache
+                for name, exe in (installers if run % 2 == 0 else installers[::-1]):
+                    wall, tree_rss, out_a = timed([exe, "--json", "install", f"cuda-{VERSION}", "--jobs",
+                                                   str(args.jobs)], env=env)
+                    got[name] = (wall, tree_rss, json.loads(out_a)["stats"]["peak_rss_kib"])
+                    shutil.rmtree(work / "root")
+                a, tree_rss, rss = got["a"]
                 naive = ["set -e"]
                 for comp, entry in manifest.items():
                     if not isinstance(entry, dict):
@@ -200,11 +210,18 @@ def main():
                 shutil.rmtree(work / "naive", ignore_errors=True)
                 c, _, _ = timed("printf '%s\\0' " + " ".join(str(x) for x in archives) +
                              " | xargs -0 -P2 -n1 sh -c 'xz -dc \"$0\" > /dev/null'", shell=True)
-                rows.append({"a_install": a, "b_naive": b, "c_xz_limit": c, "a_peak_rss_mib": rss / 1024,
-                             "a_tree_peak_rss_mib": tree_rss / 1024})
-                print(f"run {run + 1}: install {a:.2f} s, naive {b:.2f} s, xz limit {c:.2f} s, "
-                      f"a/b {a / b:.2f}, a/c {a / c:.2f}, peak RSS {rss / 1024:.1f} MiB "
-                      f"(with the dlopen check child: {tree_rss / 1024:.1f} MiB)", flush=True)
+                row = {"a_install": a, "b_naive": b, "c_xz_limit": c, "a_peak_rss_mib": rss / 1024,
+                       "a_tree_peak_rss_mib": tree_rss / 1024, "a_c": a / c}
+                line = (f"run {run + 1}: install {a:.2f} s, naive {b:.2f} s, xz limit {c:.2f} s, "
+                        f"a/b {a / b:.2f}, a/c {a / c:.2f}, peak RSS {rss / 1024:.1f} MiB "
+                        f"(with the dlopen check child: {tree_rss / 1024:.1f} MiB)")
+                if "a0" in got:
+                    a0, tree0, rss0 = got["a0"]
+                    row.update({"a0_install": a0, "a0_peak_rss_mib": rss0 / 1024,
+                                "a0_tree_peak_rss_mib": tree0 / 1024, "a0_c": a0 / c})
+                    line += f"; baseline {a0:.2f} s, a0/c {a0 / c:.2f}, peak RSS {rss0 / 1024:.1f} MiB"
+                rows.append(row)
+                print(line, flush=True)
     finally:
         srv.close()
     med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
@@ -212,6 +229,8 @@ def main():
                "compressed_mib": compressed >> 20, "runs": rows,
                "median": {k: med(k) for k in rows[0]},
                "ratio_a_b": med("a_install") / med("b_naive"), "ratio_a_c": med("a_install") / med("c_xz_limit")}
+    if args.baseline:
+        summary["ratio_a0_c"] = med("a0_install") / med("c_xz_limit")
     print(json.dumps(summary, indent=2))
 
 
