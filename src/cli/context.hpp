@@ -20,23 +20,27 @@ namespace cudaenv::cli {
 /// shim's instructions and a tenth of its page faults before the tool's exec (docs/performance.md).
 /// `*ctx.out << ...` reads as it did with a plain pointer; a test may point it at its own stream.
 class LazyStream {
-public:
+  public:
     using Make = std::ostream& (*)();
     LazyStream() = default;
+
     explicit LazyStream(Make make) : m_make(make) {}
+
     LazyStream& operator=(std::ostream* stream) {
         m_stream = stream;
         return *this;
     }
+
     std::ostream& operator*() const {
         if (m_stream == nullptr) {
             m_stream = &m_make();
         }
         return *m_stream;
     }
+
     std::ostream* operator->() const { return &**this; }
 
-private:
+  private:
     Make m_make = nullptr;
     mutable std::ostream* m_stream = nullptr;
 };

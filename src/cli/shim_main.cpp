@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
                 return 0;
             }
             *ctx.err << "cudaenv-shim: run it through a shim (a link named after a tool), or as "
-                         "'cudaenv-shim __hook SHELL'\n";
+                        "'cudaenv-shim __hook SHELL'\n";
             return 2;
         }
         return cudaenv::cli::run_proxy(ctx, arg0, argc, argv);
