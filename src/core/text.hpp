@@ -20,4 +20,22 @@ inline std::string join(const std::vector<std::string>& parts, std::string_view 
     return out;
 }
 
+/// The words of `line` between runs of any of `separators`, empty ones dropped:
+/// words(" a  b\tc ") -> {"a", "b", "c"}. Views into `line`.
+inline std::vector<std::string_view> words(std::string_view line,
+                                           std::string_view separators = " \t") {
+    std::vector<std::string_view> out;
+    std::size_t pos = 0;
+    while (pos < line.size()) {
+        auto start = line.find_first_not_of(separators, pos);
+        if (start == std::string_view::npos) {
+            break;
+        }
+        auto end = line.find_first_of(separators, start);
+        out.push_back(line.substr(start, end == std::string_view::npos ? end : end - start));
+        pos = end == std::string_view::npos ? line.size() : end;
+    }
+    return out;
+}
+
 } // namespace cudaenv

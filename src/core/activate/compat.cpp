@@ -1,6 +1,7 @@
 #include "compat.hpp"
 
 #include "../fs.hpp"
+#include "../text.hpp"
 
 #include <unistd.h>
 
@@ -36,21 +37,6 @@ bool is_gpu_word(std::string_view w) {
     }
     return w.size() == 14 && hex(w.substr(0, 4)) && w[4] == '/' && hex(w.substr(5, 4)) &&
            w[9] == ':' && hex(w.substr(10, 4));
-}
-
-std::vector<std::string_view> words(std::string_view line) {
-    std::vector<std::string_view> out;
-    std::size_t pos = 0;
-    while (pos < line.size()) {
-        auto start = line.find_first_not_of(" \t", pos);
-        if (start == std::string_view::npos) {
-            break;
-        }
-        auto end = line.find_first_of(" \t", start);
-        out.push_back(line.substr(start, end == std::string_view::npos ? end : end - start));
-        pos = end == std::string_view::npos ? line.size() : end;
-    }
-    return out;
 }
 
 } // namespace

@@ -104,8 +104,7 @@ modulefile(const std::filesystem::path& prefix, const ModuleInfo& info, ModuleFo
                      : std::string("prepend-path ") + k + " " + tcl_quote(*it) + "\n";
         }
     }
-    std::error_code ec;
-    if (!info.shim.empty() && std::filesystem::exists(prefix / k_compat_file, ec)) {
+    if (!info.shim.empty() && has_compat_libraries(prefix)) {
         o += compat_block(prefix, info.shim, lua);
     }
     return o;

@@ -2,6 +2,7 @@
 // resolves to and what it shadows, and which package owns a file.
 #include "loader.hpp"
 
+#include "../text.hpp"
 #include "answers.hpp"
 #include "text.hpp"
 
@@ -56,22 +57,14 @@ const std::vector<ConfEntry>& Loader::conf_dirs() {
                 continue;
             }
             // "dir" or "dir=TYPE"; several may share a line
-            std::size_t pos = 0;
-            while (pos < line.size()) {
-                auto b = line.find_first_not_of(" \t,:", pos);
-                if (b == std::string::npos) {
-                    break;
-                }
-                auto e = line.find_first_of(" \t,:", b);
-                std::string dir = line.substr(b, e == std::string::npos ? e : e - b);
-                dir = dir.substr(0, dir.find('='));
+            for (auto word : words(line, " \t,:")) {
+                std::string dir(word.substr(0, word.find('=')));
                 while (dir.size() > 1 && dir.back() == '/') {
                     dir.pop_back();
                 }
                 if (!dir.empty()) {
                     out.push_back({dir, file});
                 }
-                pos = e == std::string::npos ? line.size() : e;
             }
         }
     };

@@ -2,6 +2,7 @@
 
 #include "../config.hpp"
 #include "../manifest/gpu_support.hpp"
+#include "../text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -70,20 +71,11 @@ std::optional<std::string> parse_driver_version(std::string_view text) {
     if (at == std::string_view::npos) {
         return std::nullopt;
     }
-    std::string_view rest = line.substr(at);
-    std::size_t pos = 0;
-    while (pos < rest.size()) {
-        auto b = rest.find_first_not_of(' ', pos);
-        if (b == std::string_view::npos) {
-            break;
-        }
-        auto e = rest.find(' ', b);
-        std::string_view word = rest.substr(b, e == std::string_view::npos ? rest.npos : e - b);
-        if (!word.empty() && word.find('.') != std::string_view::npos &&
+    for (auto word : words(line.substr(at), " ")) {
+        if (word.find('.') != std::string_view::npos &&
             std::isdigit(static_cast<unsigned char>(word[0])) && Version::try_parse(word)) {
             return std::string(word);
         }
-        pos = e == std::string_view::npos ? rest.size() : e;
     }
     return std::nullopt;
 }

@@ -13,3 +13,12 @@ TEST(Text, JoinPutsTheSeparatorBetweenEachTwoPartsOnly) {
     EXPECT_EQ(join({"", "b"}), ", b");
     EXPECT_EQ(join({"a", "", "c"}, "|"), "a||c");
 }
+
+TEST(Text, WordsSplitOnAnyRunOfSeparatorsAndDropEmptyOnes) {
+    using V = std::vector<std::string_view>;
+    EXPECT_EQ(cudaenv::words(" a  b\tc "), (V{"a", "b", "c"}));
+    EXPECT_EQ(cudaenv::words(""), V{});
+    EXPECT_EQ(cudaenv::words(" \t "), V{});
+    EXPECT_EQ(cudaenv::words("/a,/b: /c", " ,:"), (V{"/a", "/b", "/c"}));
+    EXPECT_EQ(cudaenv::words("a\tb", " "), V{"a\tb"});
+}
