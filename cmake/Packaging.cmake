@@ -65,11 +65,11 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 # libc6 and libstdc++6 from what the binary links (dpkg-shlibdeps). libcurl, libarchive,
-# libcrypto and liblzma are loaded with dlopen on first use, which dpkg-shlibdeps cannot see:
+# libcrypto, liblzma and libzstd are loaded with dlopen on first use, which dpkg-shlibdeps cannot see:
 # they are declared here, and cudaenv checks the libcurl it loads (7.85 or newer, with TLS).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libcurl4 (>= 7.85.0), libarchive13 (>= 3.6.0), libssl3 (>= 3.0.0), liblzma5 (>= 5.2.2)")
+    "libcurl4 (>= 7.85.0), libarchive13 (>= 3.6.0), libssl3 (>= 3.0.0), liblzma5 (>= 5.2.2), libzstd1 (>= 1.4.0)")
 # bash-completion, zsh and fish read the completions.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zsh, fish")
 # postrm (purge: what cudaenv made at run time) and triggers (libc-bin rebuilds the loader's cache

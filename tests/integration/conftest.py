@@ -123,7 +123,10 @@ def inst(cudaenv, server, fixture_dir):
     """cudaenv pointed at the fixture mirror and manifests, with short timeouts."""
     cudaenv.env.update(CUDAENV_MANIFESTS=str(fixture_dir / "manifests"), CUDAENV_MIRROR=server.url,
                        CUDAENV_RETRY_BACKOFF_MS="20", CUDAENV_RETRIES="2", CUDAENV_STALL_TIMEOUT="2",
-                       CUDAENV_CONNECT_TIMEOUT="3", CUDAENV_LOCK_TIMEOUT="30")
+                       CUDAENV_CONNECT_TIMEOUT="3", CUDAENV_LOCK_TIMEOUT="30",
+                       # the fixture server stands for NVIDIA's host, which has no recompressed
+                       # index: no request for one (test_recompressed.py turns it back on)
+                       CUDAENV_RECOMPRESSED="off")
     cudaenv.root = cudaenv.tmp / "root"
     cudaenv.server = server
     cudaenv.fixture = fixture_dir

@@ -27,7 +27,8 @@ nlohmann::json outcome_json(const install::Outcome& o) {
                             {"url", a.url},
                             {"size", a.size ? nlohmann::json(*a.size) : nlohmann::json()},
                             {"store", a.store_entry},
-                            {"present", a.present}});
+                            {"present", a.present},
+                            {"recompressed", a.recompressed}});
     }
     return {{"version", o.version},
             {"prefix", o.prefix.string()},

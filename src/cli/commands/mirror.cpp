@@ -27,6 +27,9 @@ struct MirrorCli {
     bool compat = false;
     unsigned jobs = 4;
     bool dry_run = false;
+    std::string recompress;
+    std::vector<std::string> sign_keys;
+    int level = mirror::k_default_zstd_level;
 };
 
 int run_verify(const MirrorCli& o, Context& ctx) {
@@ -82,6 +85,29 @@ int run_verify(const MirrorCli& o, Context& ctx) {
     return report_error(ctx, e, "mirror");
 }
 
+nlohmann::json recompressed_json(const ops::MirrorReport& report) {
+    if (!report.recompressed) {
+        return nullptr;
+    }
+    const auto& r = *report.recompressed;
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& a : r.archives) {
+        arr.push_back({{"original",
+                        {{"path", a.original_path},
+                         {"sha256", a.original_sha256},
+                         {"size", a.original_size}}},
+                       {"path", a.path},
+                       {"sha256", a.sha256},
+                       {"size", a.size}});
+    }
+    return {{"codec", "zstd"},
+            {"index", r.index_path},
+            {"made", r.made},
+            {"original_bytes", r.original_bytes},
+            {"recompressed_bytes", r.recompressed_bytes},
+            {"archives", arr}};
+}
+
 nlohmann::json mirror_json(const ops::MirrorReport& report, const MirrorCli& o) {
     const auto& out = report.outcome;
     nlohmann::json arr = nlohmann::json::array();
@@ -103,6 +129,7 @@ nlohmann::json mirror_json(const ops::MirrorReport& report, const MirrorCli& o) 
         {"files", arr},
         {"not_mirrored", report.not_mirrored},
         {"channel", report.channel_file ? nlohmann::json(*report.channel_file) : nlohmann::json()},
+        {"recompressed", recompressed_json(report)},
         {"stats", {{"peak_rss_kib", sys::peak_rss_kib()}}}};
 }
 
@@ -133,6 +160,13 @@ void print_mirror(Context& ctx, const ops::MirrorReport& report, const MirrorCli
         *ctx.out << o.to << " already holds all " << out.files.size() << " files ("
                  << human_size(total) << "); nothing downloaded\n";
     }
+    if (report.recompressed) {
+        const auto& r = *report.recompressed;
+        *ctx.out << "recompressed " << r.archives.size() << " archives to zstd ("
+                 << human_size(r.original_bytes) << " as xz, " << human_size(r.recompressed_bytes)
+                 << " as zstd; " << r.made << " made now), index signed: " << o.to << "/"
+                 << r.index_path << "\n";
+    }
 }
 
 int run_mirror(const MirrorCli& o, Context& ctx) {
@@ -157,17 +191,29 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
                                o.platforms,
                                o.jobs,
                                o.dry_run,
-                               CUDAENV_VERSION_STRING};
+                               CUDAENV_VERSION_STRING,
+                               o.recompress,
+                               o.sign_keys,
+                               o.level};
     std::mutex m;
     bool quiet = ctx.json || o.dry_run;
-    auto report = ops::mirror_specs(ctx, request, [&](const mirror::Event& e) {
-        if (quiet || e.kind != mirror::Event::Kind::done) {
-            return;
-        }
-        std::lock_guard<std::mutex> g(m);
-        *ctx.err << "cudaenv: " << e.file->what << ": " << human_size(e.bytes)
-                 << " downloaded and verified\n";
-    });
+    auto report = ops::mirror_specs(
+        ctx,
+        request,
+        [&](const mirror::Event& e) {
+            if (quiet || e.kind != mirror::Event::Kind::done) {
+                return;
+            }
+            std::lock_guard<std::mutex> g(m);
+            *ctx.err << "cudaenv: " << e.file->what << ": " << human_size(e.bytes)
+                     << " downloaded and verified\n";
+        },
+        [&](const mirror::RecompressedArchive& a) {
+            if (!quiet) {
+                *ctx.err << "cudaenv: recompressing " << a.original_path << " ("
+                         << human_size(a.original_size) << ")\n";
+            }
+        });
     if (!report) {
         return report_error(ctx, report.error(), "mirror");
     }
@@ -191,6 +237,9 @@ void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv mirror tf-2.15 --platform linux-x86_64 --platform linux-sbsa --to /srv/nvidia\n"
         "  cudaenv mirror --verify /srv/nvidia                re-hash every file (exit 4 if any is "
         "bad)\n"
+        "  cudaenv mirror 12.4 --to /srv/nvidia --recompress zstd --sign-key site.secret\n"
+        "                                     zstd copies and a signed index: installs at zstd "
+        "speed\n"
         "The tree is laid out like NVIDIA's host: serve it with any static web server.\n");
     sub->add_option("spec", o->specs, "what to mirror (see `cudaenv resolve`)");
     sub->add_option("--to", o->to, "the mirror's directory")->option_text("DIR");
@@ -206,6 +255,15 @@ void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     sub->add_flag("--compat",
                   o->compat,
                   "NVIDIA's forward-compatibility libraries (cuda_compat) too (docs/compat.md)");
+    sub->add_option("--recompress",
+                    o->recompress,
+                    "also keep a zstd copy of every archive, with an index signed by --sign-key "
+                    "(docs/fleet.md)")
+        ->option_text("zstd");
+    sub->add_option("--sign-key", o->sign_keys, "the site's secret key file, repeatable")
+        ->option_text("FILE");
+    sub->add_option("--level", o->level, "zstd level for --recompress (1 to 19)")
+        ->capture_default_str();
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "say what would be downloaded; download nothing");
     sub->callback([o, &ctx] { ctx.exit_code = run_mirror(*o, ctx); });

@@ -35,7 +35,19 @@ struct Limits {
 
 /// xz for .tar.xz, gzip for .tgz; none is a plain tar (never chosen from a download's name: the
 /// fuzz targets feed the filter raw tar bytes, and a payload already decompressed may use it).
-enum class Compression { xz, gzip, none };
+/// xz is decoded here, not by libarchive: libarchive's decoder accepts any dictionary up to its
+/// fixed 1 GiB memory limit, so an archive could make each extraction (one per core) allocate up
+/// to that much. Ours stops a stream that needs more than k_xz_memlimit (xz -9's 64 MiB
+/// dictionary fits; NVIDIA's archives need about 9 MiB), and libarchive reads the tar it yields.
+inline constexpr std::uint64_t k_xz_memlimit = 72u << 20;
+
+/// The largest zstd window cudaenv decodes with: 2^26 bytes (64 MiB). zstd's own default limit is
+/// 128 MiB; `zstd -19`, which `mirror --recompress` uses, needs 8 MiB. A frame that declares more
+/// is refused before its window is allocated.
+inline constexpr int k_zstd_window_log_max = 26;
+
+/// zstd: only a fleet mirror's recompressed copy of an xz archive (mirror/recompressed.hpp).
+enum class Compression { xz, gzip, none, zstd };
 
 struct Entry {
     enum class Type { file, directory, symlink };

@@ -132,6 +132,71 @@ std::string XzSource::describe(lzma_ret r) const {
     }
 }
 
+bool ZstdSource::start(ByteReader r) {
+    read = std::move(r);
+    const auto& z = sys::zstd();
+    dctx = z.create_dctx();
+    if (!dctx ||
+        z.is_error(z.dctx_set_parameter(dctx, ZSTD_d_windowLogMax, k_zstd_window_log_max))) {
+        error = "cannot start the zstd decoder";
+        return false;
+    }
+    return true;
+}
+
+la_ssize_t ZstdSource::next(const void** block) {
+    const auto& z = sys::zstd();
+    ZSTD_outBuffer output{out.data(), out.size(), 0};
+    while (output.pos == 0) {
+        if (input.pos == input.size && !pending) {
+            if (input_done) {
+                if (hint != 0) {
+                    error = "the zstd stream is truncated";
+                    return -1;
+                }
+                break; // every frame whole, all of it handed out
+            }
+            ssize_t n = read(in.data(), in.size());
+            if (n < 0) {
+                error = "cannot read: " + errno_text(errno);
+                return -1;
+            }
+            input_done = n == 0;
+            input = {in.data(), static_cast<std::size_t>(n), 0};
+            continue;
+        }
+        std::size_t r = z.decompress_stream(dctx, &output, &input);
+        if (z.is_error(r)) {
+            error = describe(r);
+            return -1;
+        }
+        hint = r;
+        pending = output.pos == output.size;
+    }
+    *block = out.data();
+    return static_cast<la_ssize_t>(output.pos);
+}
+
+std::string ZstdSource::describe(std::size_t code) {
+    const auto& z = sys::zstd();
+    switch (z.error_code(code)) {
+    case ZSTD_error_frameParameter_windowTooLarge:
+        return "decompressing it needs a zstd window larger than the " +
+               std::to_string((std::size_t{1} << k_zstd_window_log_max) >> 20) +
+               " MiB cudaenv allows";
+    case ZSTD_error_prefix_unknown:
+        return "not zstd-compressed";
+    case ZSTD_error_checksum_wrong:
+        return "corrupt zstd data (a frame's checksum does not match)";
+    case ZSTD_error_corruption_detected:
+        return "corrupt zstd data";
+    case ZSTD_error_memory_allocation:
+        return "out of memory while decompressing";
+    default:
+        return std::string("zstd decoding failed (") + z.error_name(code) + ")";
+    }
+}
+
 std::optional<std::string> Reader::open(ByteReader bytes, Compression c) {
     compression = c;
     sys::archive().read_support_format_tar(ra.a);
@@ -144,6 +209,11 @@ std::optional<std::string> Reader::open(ByteReader bytes, Compression c) {
             return xz.error;
         }
         opened = sys::archive().read_open(ra.a, &xz, nullptr, &XzSource::read_cb, nullptr);
+    } else if (c == Compression::zstd) {
+        if (!zstd.start(std::move(bytes))) {
+            return zstd.error;
+        }
+        opened = sys::archive().read_open(ra.a, &zstd, nullptr, &ZstdSource::read_cb, nullptr);
     } else {
         plain.read = std::move(bytes);
         opened = sys::archive().read_open(ra.a, &plain, nullptr, &PlainSource::read_cb, nullptr);
@@ -176,12 +246,14 @@ Result<struct archive_entry*> Reader::next(const std::string& name, bool& checke
     }
     if (!checked_format) {
         checked_format = true;
-        // xz was decoded by us (what libarchive sees is the plain tar)
+        // xz and zstd were decoded by us (what libarchive sees is the plain tar)
         const auto [want, text] =
             compression == Compression::gzip
                 ? std::pair{ARCHIVE_FILTER_GZIP, "gzip-compressed"}
                 : std::pair{ARCHIVE_FILTER_NONE,
-                            compression == Compression::xz ? "xz-compressed" : "a plain tar"};
+                            compression == Compression::xz     ? "xz-compressed"
+                            : compression == Compression::zstd ? "zstd-compressed"
+                                                               : "a plain tar"};
         if (sys::archive().filter_code(ra.a, 0) != want) {
             return broken(name, std::string("not ") + text);
         }

@@ -78,12 +78,6 @@ struct PlainSource {
     static la_ssize_t read_cb(struct archive*, void* self, const void** block);
 };
 
-/// xz is decoded here, not by libarchive: libarchive's decoder accepts any dictionary up to its
-/// fixed 1 GiB memory limit, so an archive could make each extraction (one per core) allocate up
-/// to that much. Ours stops a stream that needs more than k_xz_memlimit (xz -9's 64 MiB
-/// dictionary fits; NVIDIA's archives need about 9 MiB), and libarchive reads the tar it yields.
-constexpr std::uint64_t k_xz_memlimit = 72u << 20;
-
 struct XzSource {
     ByteReader read;
     lzma_stream strm = LZMA_STREAM_INIT;
@@ -111,9 +105,45 @@ struct XzSource {
     }
 };
 
+/// A fleet mirror's recompressed archive: zstd decoded here (libzstd, with the window limit and
+/// the frames' content checksums checked), the tar read by libarchive.
+struct ZstdSource {
+    ByteReader read;
+    ZSTD_DCtx* dctx = nullptr;
+    std::vector<std::uint8_t> in = std::vector<std::uint8_t>(1 << 17);
+    std::vector<std::uint8_t> out = std::vector<std::uint8_t>(1 << 17);
+    ZSTD_inBuffer input{nullptr, 0, 0};
+    bool input_done = false;
+    bool pending = false; ///< the last call filled the output: the decoder may hold more
+    std::size_t hint = 0; ///< libzstd's last answer: 0 once a frame is whole
+    std::string error;    ///< why decoding stopped; empty while it goes on
+
+    ZstdSource() = default;
+    ZstdSource(const ZstdSource&) = delete;
+    ZstdSource& operator=(const ZstdSource&) = delete;
+
+    ~ZstdSource() {
+        if (dctx) {
+            sys::zstd().free_dctx(dctx);
+        }
+    }
+
+    bool start(ByteReader r);
+
+    /// The next decoded bytes for libarchive: > 0 bytes, 0 at the end, -1 with `error` set.
+    la_ssize_t next(const void** block);
+
+    static std::string describe(std::size_t code);
+
+    static la_ssize_t read_cb(struct archive*, void* self, const void** block) {
+        return static_cast<ZstdSource*>(self)->next(block);
+    }
+};
+
 /// One archive being read: its byte source and decoder, and libarchive over them.
 struct Reader {
     XzSource xz; // the sources outlive the archive that reads from them
+    ZstdSource zstd;
     PlainSource plain;
     ReadArchive ra;
     Compression compression = Compression::none;
@@ -126,7 +156,9 @@ struct Reader {
     std::optional<std::string> open(ByteReader bytes, Compression c);
 
     const std::string& source_error() const {
-        return compression == Compression::xz ? xz.error : plain.error;
+        return compression == Compression::xz     ? xz.error
+               : compression == Compression::zstd ? zstd.error
+                                                  : plain.error;
     }
 
     std::string reason() const;

@@ -16,133 +16,23 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view k_format_prefix = "cudaenv-bundle/";
 constexpr std::string_view k_schema_prefix = "cudaenv.bundle/";
-constexpr std::string_view k_signature_tag = "signature ";
+constexpr EnvelopeKind k_kind{
+    k_bundle_format,
+    "cudaenv-bundle/",
+    "manifests bundle",
+    "bundle",
+    k_max_bundle_bytes,
+    "upgrade cudaenv to use this channel; the manifests in use stay as they are"};
 
 Error bad(std::string_view origin, const std::string& why) {
-    return Error(ErrorCode::integrity, "manifests bundle '" + printable(origin) + "': " + why);
+    return envelope_error(k_kind, origin, why);
 }
 
 /// "cudaenv-bundle/<n>" or "cudaenv.bundle/<n>" -> n (0 when it is not such a name).
-unsigned long format_number(std::string_view s, std::string_view prefix) {
-    if (s.substr(0, prefix.size()) != prefix || s.size() == prefix.size() ||
-        s.size() > prefix.size() + 6) {
-        return 0;
-    }
-    unsigned long n = 0;
-    for (char c : s.substr(prefix.size())) {
-        if (c < '0' || c > '9') {
-            return 0;
-        }
-        n = n * 10 + static_cast<unsigned long>(c - '0');
-    }
-    return n;
-}
-
 Error newer_needed(std::string_view origin, const std::string& what) {
     return Error(ErrorCode::incompatible, "manifests bundle '" + printable(origin) + "' " + what)
-        .with_hint("upgrade cudaenv to use this channel; the manifests in use stay as they are");
-}
-
-struct Envelope {
-    std::string_view payload;
-    std::vector<std::pair<std::string, SignatureBytes>> signatures; // key id, signature
-};
-
-Result<Envelope> split_envelope(std::string_view bytes, std::string_view origin) {
-    if (bytes.size() > k_max_bundle_bytes) {
-        return bad(origin, "larger than " + std::to_string(k_max_bundle_bytes >> 20) + " MiB");
-    }
-    auto line_end = bytes.find('\n');
-    std::string_view first = bytes.substr(0, line_end);
-    if (first != k_bundle_format) {
-        if (auto n = format_number(first, k_format_prefix); n > 1) {
-            return newer_needed(
-                origin, "is in format " + std::to_string(n) + "; this cudaenv reads format 1");
-        }
-        return bad(origin,
-                   "not a cudaenv manifests bundle (it does not start with '" +
-                       std::string(k_bundle_format) + "')");
-    }
-    Envelope env;
-    std::size_t pos = line_end == std::string_view::npos ? bytes.size() : line_end + 1;
-    while (true) {
-        auto end = bytes.find('\n', pos);
-        if (end == std::string_view::npos) {
-            return bad(origin, "truncated: it ends inside its header");
-        }
-        std::string_view line = bytes.substr(pos, end - pos);
-        pos = end + 1;
-        if (line.empty()) {
-            break;
-        }
-        if (line.substr(0, k_signature_tag.size()) != k_signature_tag) {
-            return bad(origin, "a header line that is not a signature");
-        }
-        line.remove_prefix(k_signature_tag.size());
-        auto space = line.find(' ');
-        std::string_view id = line.substr(0, space);
-        std::string_view hex = space == std::string_view::npos ? "" : line.substr(space + 1);
-        SignatureBytes sig{};
-        std::array<std::uint8_t, 8> id_bytes{};
-        if (!parse_hex(id, id_bytes.data(), id_bytes.size()) ||
-            !parse_hex(hex, sig.data(), sig.size())) {
-            return bad(origin, "a malformed signature line");
-        }
-        if (env.signatures.size() == k_max_signatures) {
-            return bad(origin, "more than " + std::to_string(k_max_signatures) + " signatures");
-        }
-        env.signatures.emplace_back(to_hex(id_bytes.data(), id_bytes.size()), sig);
-    }
-    if (env.signatures.empty()) {
-        return bad(origin, "not signed");
-    }
-    env.payload = bytes.substr(pos);
-    return env;
-}
-
-std::string signed_message(std::string_view payload) {
-    std::string m(k_bundle_format);
-    m += '\n';
-    m.append(payload);
-    return m;
-}
-
-/// Which key signed it: the first signature by a trusted key that verifies.
-Result<std::string>
-check_signatures(const Envelope& env, const Trust& trust, std::string_view origin) {
-    std::string message = signed_message(env.payload);
-    std::vector<std::string> failed;
-    for (const auto& [id, sig] : env.signatures) {
-        for (const auto& key : trust.keys) {
-            if (key.id() != id) {
-                continue;
-            }
-            if (CUDAENV_TRY(verify(key, message, sig))) {
-                return id;
-            }
-            failed.push_back(id);
-        }
-    }
-    if (!failed.empty()) {
-        return bad(origin,
-                   "the signature by key " + failed.front() +
-                       " does not verify: the bundle was changed or cut short after "
-                       "it was signed");
-    }
-    std::vector<std::string> named, trusted;
-    for (const auto& s : env.signatures) {
-        named.push_back(s.first);
-    }
-    for (const auto& k : trust.keys) {
-        trusted.push_back(k.id());
-    }
-    return bad(origin,
-               "signed by no key this machine trusts (signed by " + join(named) +
-                   "; trusted: " + (trusted.empty() ? "none" : join(trusted)) + ")")
-        .with_hint("a site's own signing key goes in /etc/cudaenv/keys/<name>.pub "
-                   "(docs/channel.md)");
+        .with_hint(std::string(k_kind.newer_hint));
 }
 
 Result<std::string> text_field(const json& doc, const char* key, std::string_view origin) {
@@ -226,14 +116,14 @@ std::string bounds_problem(const BundleInfo& info, std::optional<std::time_t> no
 
 Result<std::string>
 check_signature(std::string_view bytes, const Trust& trust, std::string_view origin) {
-    auto env = CUDAENV_TRY(split_envelope(bytes, origin));
-    return check_signatures(env, trust, origin);
+    auto env = CUDAENV_TRY(split_envelope(bytes, k_kind, origin));
+    return check_signatures(env, k_kind, trust.keys, origin);
 }
 
 Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::string_view origin) {
-    auto env = CUDAENV_TRY(split_envelope(bytes, origin));
+    auto env = CUDAENV_TRY(split_envelope(bytes, k_kind, origin));
     Bundle b;
-    b.key_id = CUDAENV_TRY(check_signatures(env, trust, origin));
+    b.key_id = CUDAENV_TRY(check_signatures(env, k_kind, trust.keys, origin));
     // Signed by a trusted key: from here on the payload is what that key's holder wrote.
     json doc = json::parse(env.payload, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
@@ -311,17 +201,7 @@ Result<std::string> make_bundle(const std::map<std::string, std::string>& files,
         doc["files"][name] = text;
     }
     std::string payload = doc.dump() + "\n";
-    std::string message = signed_message(payload);
-    std::string out(k_bundle_format);
-    out += '\n';
-    for (const auto& key : keys) {
-        auto pub = CUDAENV_TRY(public_key_of(key));
-        auto sig = CUDAENV_TRY(sign(key, message));
-        out +=
-            std::string(k_signature_tag) + pub.id() + " " + to_hex(sig.data(), sig.size()) + "\n";
-    }
-    out += '\n';
-    out += payload;
+    auto out = CUDAENV_TRY(seal(k_kind, payload, keys));
     if (out.size() > k_max_bundle_bytes) {
         return Error(ErrorCode::usage,
                      "the bundle would be larger than " + std::to_string(k_max_bundle_bytes >> 20) +

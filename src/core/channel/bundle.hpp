@@ -16,6 +16,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "envelope.hpp"
 #include "sets.hpp" // parse_utc, format_utc
 #include "signing.hpp"
 
@@ -37,7 +38,6 @@ inline constexpr const char* k_bundle_file = "manifests.bundle";
 /// Bounds on what a channel may make cudaenv read.
 inline constexpr std::size_t k_max_bundle_bytes = std::size_t{64} << 20;
 inline constexpr std::size_t k_max_bundle_files = 20000;
-inline constexpr std::size_t k_max_signatures = 8;
 /// The longest a bundle may be valid (`expires` - `created`).
 inline constexpr long k_max_valid_days = 400;
 

@@ -587,8 +587,13 @@ Result<Outcome> download(const Request& r, const Policy& policy, const Progress&
                      std::to_string(policy.max_attempts) + " attempts)");
 }
 
-Result<std::string>
-fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) {
+namespace {
+
+/// fetch_text, or none for a 404/410 when `absent_ok`.
+Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
+                                                      const Policy& policy,
+                                                      std::size_t max_bytes,
+                                                      bool absent_ok) {
     CUDAENV_TRY(global_init());
 
     struct Sink {
@@ -624,7 +629,10 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
                          "'" + url + "' is larger than " + std::to_string(max_bytes) + " bytes");
         }
         if (rc == CURLE_OK && status >= 200 && status < 300) {
-            return sink.data;
+            return std::optional<std::string>(std::move(sink.data));
+        }
+        if (rc == CURLE_OK && absent_ok && (status == 404 || status == 410)) {
+            return std::optional<std::string>();
         }
         if (rc == CURLE_OK && status >= 400 && status < 500) {
             return Error(ErrorCode::network,
@@ -640,6 +648,19 @@ fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) 
         backoff(policy, attempt);
     }
     return Error(ErrorCode::network, "fetching '" + url + "' failed");
+}
+
+} // namespace
+
+Result<std::string>
+fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes) {
+    auto text = CUDAENV_TRY(fetch_text_or_none(url, policy, max_bytes, false));
+    return std::move(*text);
+}
+
+Result<std::optional<std::string>>
+fetch_text_if_there(const std::string& url, const Policy& policy, std::size_t max_bytes) {
+    return fetch_text_or_none(url, policy, max_bytes, true);
 }
 
 } // namespace cudaenv::fetch

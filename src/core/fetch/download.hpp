@@ -81,6 +81,10 @@ Result<FileHash> hash_fd(int fd, const std::filesystem::path& shown);
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);
 
+/// fetch_text, but a document the server does not have (HTTP 404 or 410) is none, not an error.
+Result<std::optional<std::string>>
+fetch_text_if_there(const std::string& url, const Policy& policy, std::size_t max_bytes);
+
 /// Loads libcurl and libcrypto and initialises libcurl once per process (costly: OpenSSL loads its
 /// configuration, ~25 ms); done lazily so commands that download nothing do not pay for it. Call
 /// it on the main thread before starting threads: a library that cannot be loaded is its error.

@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -37,6 +38,7 @@ struct Job {
     std::string expected_top;
     archive::Compression compression = archive::Compression::xz;
     bool present = false;
+    std::optional<Alternate> alternate; ///< fetched instead of NVIDIA's file
 };
 
 std::string basename_of(const std::string& path) {
@@ -185,7 +187,7 @@ Status run_job(const store::Root& root,
                 e.component = j.archive.component;
                 e.version = j.archive.version.str();
                 e.bytes = bytes;
-                e.total = j.archive.artifact.size;
+                e.total = j.alternate ? std::optional(j.alternate->size) : j.archive.artifact.size;
                 e.cached = cached;
                 observer(e);
             }
@@ -198,10 +200,10 @@ Status run_job(const store::Root& root,
             .with_hint("download it from NVIDIA and give it with --archive FILE");
     }
     fetch::Request req;
-    req.url = j.url;
-    req.dest = root.downloads() / j.archive.artifact.sha256;
-    req.sha256 = j.archive.artifact.sha256;
-    req.size = j.archive.artifact.size;
+    req.url = j.alternate ? j.alternate->url : j.url;
+    req.sha256 = j.alternate ? j.alternate->sha256 : j.archive.artifact.sha256;
+    req.dest = root.downloads() / req.sha256;
+    req.size = j.alternate ? std::optional(j.alternate->size) : j.archive.artifact.size;
     req.cancel = &cancel;
     auto got =
         fetch::download(req, o.policy, [&](std::uint64_t done, std::optional<std::uint64_t>) {
@@ -243,7 +245,11 @@ Status run_job(const store::Root& root,
                                    j.archive.version,
                                    *j.archive.runfile,
                                    o.limits)
-                 : archive::extract(req.dest, stage, j.compression, j.expected_top, o.limits);
+                 : archive::extract(req.dest,
+                                    stage,
+                                    j.alternate ? j.alternate->compression : j.compression,
+                                    j.expected_top,
+                                    o.limits);
     // The slot is a core for decoding: the sync below waits on the disk, so the next archive
     // may start decoding meanwhile.
     release.now();
@@ -364,6 +370,29 @@ Status check_space(const store::Root& root, const std::vector<Job>& jobs) {
     return Ok{};
 }
 
+/// Which archives to download as a mirror's recompressed copy: those to download, from the
+/// mirror (not another host), that are NVIDIA's xz and not already in the downloads (given with
+/// --archive, or a resumed download).
+Status choose_alternates(const store::Root& root, std::vector<Job>& jobs, const Options& o) {
+    auto wanted = [&](const Job& j) {
+        std::error_code ec;
+        return !j.present && !j.archive.runfile && !j.archive.artifact.path.empty() &&
+               j.compression == archive::Compression::xz &&
+               !fs::exists(root.downloads() / j.archive.artifact.sha256, ec);
+    };
+    if (!o.alternates || std::none_of(jobs.begin(), jobs.end(), wanted)) {
+        return Ok{};
+    }
+    auto alternates = CUDAENV_TRY(o.alternates());
+    for (auto& j : jobs) {
+        if (auto it = alternates.find(j.archive.artifact.sha256);
+            it != alternates.end() && wanted(j)) {
+            j.alternate = it->second;
+        }
+    }
+    return Ok{};
+}
+
 /// True when the installed version already holds every archive of this resolution.
 bool covers(const store::Root& root,
             const std::string& name,
@@ -408,7 +437,8 @@ Result<Outcome> install(const store::Root& root,
                                     j.url,
                                     j.archive.artifact.size,
                                     j.entry,
-                                    j.present});
+                                    j.present,
+                                    j.alternate.has_value()});
         }
     };
     if (o.dry_run) {
@@ -427,6 +457,7 @@ Result<Outcome> install(const store::Root& root,
         return out;
     }
     jobs = CUDAENV_TRY(plan(root, res, o));
+    CUDAENV_TRY(choose_alternates(root, jobs, o));
     describe();
     CUDAENV_TRY(check_space(root, jobs));
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,24 @@ using Observer = std::function<void(const Event&)>;
 using LibraryChecker = std::function<Result<std::vector<std::string>>(
     const std::filesystem::path& lib_dir, const std::vector<std::string>& files)>;
 
+/// Another copy of an archive the manifests pin, in another encoding: a fleet mirror's
+/// recompressed one, vouched for by the mirror's signed index (mirror/recompressed.hpp). It is
+/// downloaded and verified against this sha256 instead of NVIDIA's file; the store entry keeps
+/// NVIDIA's hash, so either way the same entry results.
+struct Alternate {
+    std::string url;
+    std::string sha256;
+    std::uint64_t size = 0;
+    archive::Compression compression = archive::Compression::zstd;
+};
+
+/// The alternates on offer, by NVIDIA's sha256. Asked at most once per install, and only when
+/// an archive is to be downloaded; its error stops the install.
+using Alternates = std::function<Result<std::map<std::string, Alternate>>()>;
+
 struct Options {
     std::string base_url{manifest::k_nvidia_base};
+    Alternates alternates; ///< none: NVIDIA's archives only
     fetch::Policy policy;
     unsigned jobs = 4;
     bool dry_run = false;
@@ -58,7 +75,8 @@ struct PlannedArchive {
     std::string url;
     std::optional<std::uint64_t> size;
     std::string store_entry;
-    bool present = false; ///< already in the store
+    bool present = false;      ///< already in the store
+    bool recompressed = false; ///< downloaded as the mirror's recompressed copy
 };
 
 struct Outcome {

@@ -297,6 +297,19 @@ Result<Outcome> mirror(const fs::path& dir,
     return out;
 }
 
+Result<std::map<std::string, File>> recorded_files(const Contained& base) {
+    return read_record(base, false);
+}
+
+Status record_files(const Contained& base, const std::vector<File>& files) {
+    auto record = CUDAENV_TRY(read_record(base, false));
+    for (const auto& f : files) {
+        CUDAENV_TRY(check_path(f));
+        record[f.path] = f;
+    }
+    return write_record(base, record);
+}
+
 Result<std::vector<Problem>> verify(const fs::path& dir, unsigned jobs) {
     auto base = CUDAENV_TRY(Contained::open(dir, false));
     auto record = CUDAENV_TRY(read_record(base, true));

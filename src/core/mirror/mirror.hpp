@@ -14,11 +14,13 @@
 
 #include "../error.hpp"
 #include "../fetch/download.hpp"
+#include "../fs.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,5 +88,12 @@ struct Problem {
 /// Re-hashes every file the mirror's record lists (jobs at a time) and returns every one that is
 /// missing or wrong. Errors: a missing or unreadable record (integrity, 4).
 Result<std::vector<Problem>> verify(const std::filesystem::path& dir, unsigned jobs);
+
+/// The files the mirror's record lists, by path (empty when it has none yet). For the mirror's
+/// own later passes (recompressed.hpp), which hold its lock.
+Result<std::map<std::string, File>> recorded_files(const Contained& base);
+
+/// Adds (or replaces, by path) `files` in the mirror's record. The caller holds the lock.
+Status record_files(const Contained& base, const std::vector<File>& files);
 
 } // namespace cudaenv::mirror

@@ -2,8 +2,11 @@
 #include "install.hpp"
 
 #include "core/activate/shims.hpp"
+#include "core/channel/keys.hpp"
 #include "core/fs.hpp"
+#include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
+#include "core/mirror/recompressed.hpp"
 #include "core/ops/machine.hpp"
 #include "core/store/records.hpp"
 #include "core/sys/dynlib.hpp"
@@ -143,11 +146,38 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
     return todo;
 }
 
+/// A mirror's recompressed archives (mirror/recompressed.hpp): offered when a mirror is the
+/// download base, unless CUDAENV_RECOMPRESSED=off. The index is fetched (once, and only when an
+/// archive is to be downloaded) and must be signed by a key this machine trusts.
+install::Alternates recompressed_alternates(const Session& session) {
+    std::string base = session.base_url();
+    auto off = session.getenv("CUDAENV_RECOMPRESSED");
+    if (base == manifest::k_nvidia_base || (off && (*off == "off" || *off == "0"))) {
+        return {};
+    }
+    return [base,
+            policy = session.download_policy(),
+            sysroot = session.sysroot()]() -> Result<std::map<std::string, install::Alternate>> {
+        auto keys = CUDAENV_TRY(channel::trusted_keys(sysroot));
+        auto index = CUDAENV_TRY(mirror::fetch_index(base, policy, keys));
+        std::map<std::string, install::Alternate> out;
+        if (!index) {
+            return out; // an ordinary mirror
+        }
+        for (const auto& [sha, a] : index->by_original) {
+            auto url = CUDAENV_TRY(manifest::join_url(base, a.path, a.original_path));
+            out[sha] = {url, a.sha256, a.size, archive::Compression::zstd};
+        }
+        return out;
+    };
+}
+
 } // namespace
 
 install::Options install_options(const Session& session, unsigned jobs, bool dry_run) {
     install::Options io;
     io.base_url = session.base_url();
+    io.alternates = recompressed_alternates(session);
     io.policy = session.download_policy();
     io.jobs = std::max(1u, jobs);
     io.dry_run = dry_run;

@@ -2,6 +2,7 @@
 #include "mirror.hpp"
 
 #include "core/channel/keys.hpp"
+#include "core/channel/signing.hpp"
 #include "core/channel/update.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/indexes.hpp"
@@ -92,9 +93,40 @@ Result<Carried> channel_file(Session& session, const std::string& cudaenv_versio
 
 } // namespace
 
-Result<MirrorReport>
-mirror_specs(Session& session, const MirrorRequest& request, const mirror::Observer& observer) {
+Result<MirrorReport> mirror_specs(Session& session,
+                                  const MirrorRequest& request,
+                                  const mirror::Observer& observer,
+                                  const mirror::RecompressObserver& recompressing) {
     CUDAENV_TRY(sys::load(sys::k_curl | sys::k_crypto));
+    mirror::RecompressOptions recompress;
+    if (!request.recompress.empty()) {
+        if (request.recompress != "zstd") {
+            return Error(ErrorCode::usage,
+                         "--recompress " + printable(request.recompress) +
+                             ": cudaenv recompresses to zstd only")
+                .with_hint("cudaenv mirror SPEC --to DIR --recompress zstd --sign-key FILE");
+        }
+        if (request.sign_keys.empty()) {
+            return Error(ErrorCode::usage,
+                         "--recompress needs --sign-key: hosts trust a recompressed archive "
+                         "through the site's signature")
+                .with_hint("cudaenv __bundle keygen --out site (once); then --sign-key "
+                           "site.secret, and site.pub in each host's /etc/cudaenv/keys/");
+        }
+        if (request.level < 1 || request.level > 19) {
+            return Error(ErrorCode::usage,
+                         "--level " + std::to_string(request.level) + " is not one of 1 to 19");
+        }
+        for (const auto& k : request.sign_keys) {
+            auto text = CUDAENV_TRY(read_text_file(k));
+            recompress.keys.push_back(CUDAENV_TRY(channel::parse_secret_key(text, k)));
+        }
+        recompress.level = request.level;
+        recompress.lock_timeout = session.lock_timeout();
+    } else if (!request.sign_keys.empty()) {
+        return Error(ErrorCode::usage,
+                     "--sign-key signs a recompressed index: give --recompress zstd");
+    }
     const auto* catalog = CUDAENV_TRY(session.catalog());
     auto trusted = CUDAENV_TRY(manifest::with_trusted(*catalog, session.root().dir));
     auto names = framework_names(*catalog);
@@ -136,6 +168,10 @@ mirror_specs(Session& session, const MirrorRequest& request, const mirror::Obser
     mo.dry_run = request.dry_run;
     mo.lock_timeout = session.lock_timeout();
     report.outcome = CUDAENV_TRY(mirror::mirror(request.to, files, mo, observer));
+    if (!request.recompress.empty() && !request.dry_run) {
+        report.recompressed =
+            CUDAENV_TRY(mirror::recompress(request.to, recompress, recompressing));
+    }
     return report;
 }
 

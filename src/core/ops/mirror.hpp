@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/mirror/mirror.hpp"
+#include "core/mirror/recompressed.hpp"
 #include "core/ops/resolve_spec.hpp"
 #include "core/ops/session.hpp"
 
@@ -23,6 +24,11 @@ struct MirrorRequest {
     unsigned jobs = 4;
     bool dry_run = false;
     std::string cudaenv_version; ///< the running cudaenv's, for the bundle's `requires`
+    /// "zstd": give every archive of the mirror a recompressed copy and a signed index
+    /// (mirror/recompressed.hpp); empty: NVIDIA's archives only.
+    std::string recompress;
+    std::vector<std::string> sign_keys; ///< secret key files: one signature each
+    int level = mirror::k_default_zstd_level;
 };
 
 struct MirrorReport {
@@ -30,12 +36,16 @@ struct MirrorReport {
     std::set<std::string> not_mirrored;      ///< URLs on another host
     std::optional<std::string> channel_file; ///< the bundle's path in the mirror, if carried
     std::string channel_note;                ///< why no bundle is carried
+    std::optional<mirror::RecompressOutcome> recompressed;
 };
 
-/// Mirrors what `request` asks for. Everything is resolved (and must be installable on each
+/// Mirrors what `request` asks for, then recompresses when asked (the keys and level are checked
+/// before anything is downloaded). Everything is resolved (and must be installable on each
 /// platform) before a byte is downloaded. `observer` hears each file's progress (from worker
 /// threads).
-Result<MirrorReport>
-mirror_specs(Session& session, const MirrorRequest& request, const mirror::Observer& observer);
+Result<MirrorReport> mirror_specs(Session& session,
+                                  const MirrorRequest& request,
+                                  const mirror::Observer& observer,
+                                  const mirror::RecompressObserver& recompressing = {});
 
 } // namespace cudaenv::ops

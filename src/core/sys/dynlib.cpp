@@ -163,6 +163,28 @@ const Loaded<LzmaApi>& lzma_lib() {
     return l;
 }
 
+const Loaded<ZstdApi>& zstd_lib() {
+    static const Loaded<ZstdApi> l = [] {
+        Loaded<ZstdApi> r;
+        ZstdApi& a = r.api;
+        Binder bind("libzstd.so.1", r.error);
+        bind(a.create_dctx, "ZSTD_createDCtx");
+        bind(a.free_dctx, "ZSTD_freeDCtx");
+        bind(a.dctx_set_parameter, "ZSTD_DCtx_setParameter");
+        bind(a.decompress_stream, "ZSTD_decompressStream");
+        bind(a.create_cctx, "ZSTD_createCCtx");
+        bind(a.free_cctx, "ZSTD_freeCCtx");
+        bind(a.cctx_set_parameter, "ZSTD_CCtx_setParameter");
+        bind(a.compress_stream2, "ZSTD_compressStream2");
+        bind(a.is_error, "ZSTD_isError");
+        bind(a.error_name, "ZSTD_getErrorName");
+        bind(a.error_code, "ZSTD_getErrorCode");
+        bind(a.cstream_out_size, "ZSTD_CStreamOutSize");
+        return r;
+    }();
+    return l;
+}
+
 } // namespace
 
 Status load(unsigned libs) {
@@ -170,13 +192,15 @@ Status load(unsigned libs) {
         libs & k_curl ? &curl_lib().error : nullptr,
         libs & k_archive ? &archive_lib().error : nullptr,
         libs & k_archive ? &lzma_lib().error : nullptr,
+        libs & k_archive ? &zstd_lib().error : nullptr,
         libs & k_crypto ? &crypto_lib().error : nullptr,
     };
     for (const auto* e : errors) {
         if (e && !e->empty()) {
             return Error(ErrorCode::failure, *e)
-                .with_hint("cudaenv needs libcurl4, libarchive13, liblzma5 and libssl3 (apt "
-                           "install them); a broken copy on LD_LIBRARY_PATH also ends here");
+                .with_hint(
+                    "cudaenv needs libcurl4, libarchive13, liblzma5, libzstd1 and libssl3 (apt "
+                    "install them); a broken copy on LD_LIBRARY_PATH also ends here");
         }
     }
     return Ok{};
@@ -196,6 +220,10 @@ const ArchiveApi& archive() {
 
 const LzmaApi& lzma() {
     return checked(lzma_lib());
+}
+
+const ZstdApi& zstd() {
+    return checked(zstd_lib());
 }
 
 } // namespace cudaenv::sys

@@ -16,10 +16,13 @@
 #include <openssl/x509v3.h>
 
 #include <lzma.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 namespace cudaenv::sys {
 
-/// k_archive loads liblzma too: xz is decoded by cudaenv (with a memory limit), tar by libarchive.
+/// k_archive loads liblzma and libzstd too: xz and zstd are decoded by cudaenv (with memory
+/// limits), tar by libarchive. (libarchive13 itself links both, so they cost no extra load.)
 enum Library : unsigned { k_curl = 1, k_archive = 2, k_crypto = 4 };
 
 /// Loads these libraries (each once per process, thread-safe) and says why one cannot be: not
@@ -69,6 +72,23 @@ struct LzmaApi {
     decltype(&::lzma_code) code;
     decltype(&::lzma_end) end;
     decltype(&::lzma_memusage) memusage;
+};
+
+/// libzstd: a fleet mirror's recompressed archives (mirror/recompressed.hpp), decoded at
+/// install and encoded by `mirror --recompress zstd`.
+struct ZstdApi {
+    decltype(&::ZSTD_createDCtx) create_dctx;
+    decltype(&::ZSTD_freeDCtx) free_dctx;
+    decltype(&::ZSTD_DCtx_setParameter) dctx_set_parameter;
+    decltype(&::ZSTD_decompressStream) decompress_stream;
+    decltype(&::ZSTD_createCCtx) create_cctx;
+    decltype(&::ZSTD_freeCCtx) free_cctx;
+    decltype(&::ZSTD_CCtx_setParameter) cctx_set_parameter;
+    decltype(&::ZSTD_compressStream2) compress_stream2;
+    decltype(&::ZSTD_isError) is_error;
+    decltype(&::ZSTD_getErrorName) error_name;
+    decltype(&::ZSTD_getErrorCode) error_code;
+    decltype(&::ZSTD_CStreamOutSize) cstream_out_size;
 };
 
 struct CryptoApi {
@@ -121,5 +141,8 @@ const ArchiveApi& archive();
 
 /// liblzma (liblzma.so.5), loaded with libarchive (k_archive).
 const LzmaApi& lzma();
+
+/// libzstd (libzstd.so.1), loaded with libarchive (k_archive).
+const ZstdApi& zstd();
 
 } // namespace cudaenv::sys
