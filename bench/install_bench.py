@@ -11,9 +11,13 @@ side:
   (a) cudaenv install                           (fresh root)
   (b) naive: per component curl -o, sha256sum, tar -xJf, in sequence
   (c) limit: xz -dc of every component to /dev/null, two at a time
-Reports wall times, ratios a/b and a/c, and the peak RSS of (a). With --baseline OTHER, each run
-also installs with that binary (a0: another build, say the commit before a change), right after
-(a) and against the same (b) and (c), so the two compare within one invocation.
+  (z) cudaenv install from a recompressed mirror of the same archives (`cudaenv mirror
+      --recompress zstd`, made once into bench/.payload/zmirror with a key of its own, which the
+      installing host trusts through CUDAENV_SYSROOT): the zstd copies instead of xz
+Reports wall times, ratios a/b, a/c and a/z (issue 30's target: a/z >= 3), and the peak RSS of (a)
+and (z). With --baseline OTHER, each run also installs with that binary (a0: another build, say
+the commit before a change), right after (a) and against the same (b) and (c), so the two compare
+within one invocation.
 """
 import argparse
 import hashlib
@@ -152,6 +156,33 @@ def payload(cudaenv):
     return out
 
 
+def recompressed_mirror(cudaenv, out, srv):
+    """bench/.payload/zmirror: the payload's archives mirrored and recompressed (made once; a rerun
+    re-hashes and reuses the copies), the key that signs it, and a sysroot that trusts the key."""
+    keys = out / "keys"
+    if not (keys / "site.secret").exists():
+        shutil.rmtree(keys, ignore_errors=True)
+        keys.mkdir()
+        subprocess.run([cudaenv, "__bundle", "keygen", "--out", str(keys / "site")], check=True,
+                       stdout=subprocess.DEVNULL)
+    sysroot = out / "sysroot"
+    (sysroot / "etc/cudaenv/keys").mkdir(parents=True, exist_ok=True)
+    shutil.copy(keys / "site.pub", sysroot / "etc/cudaenv/keys/site.pub")
+    zdir = out / "zmirror"
+    with tempfile.TemporaryDirectory(dir=HERE) as work:
+        env = dict(os.environ, CUDAENV_ROOT=str(Path(work) / "root"), CUDAENV_MANIFESTS=str(out / "manifests"),
+                   CUDAENV_MIRROR=srv.url, NO_COLOR="1")
+        if not (zdir / "cudaenv-recompressed" / "index").exists():
+            print("recompressing the payload once (zstd -19 takes minutes)...", file=sys.stderr)
+        proc = subprocess.run([cudaenv, "--json", "mirror", f"cuda-{VERSION}", "--to", str(zdir), "--recompress",
+                               "zstd", "--sign-key", str(keys / "site.secret")], env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"cudaenv mirror --recompress failed: {proc.stderr}")
+    doc = json.loads(proc.stdout)["recompressed"]
+    return zdir, sysroot, doc
+
+
 def timed(cmd, env=None, shell=False):
     """Wall seconds, the peak RSS (KiB) of the process tree, and its stdout."""
     start = time.monotonic()
@@ -181,6 +212,9 @@ def main():
     uncompressed = int((out / "uncompressed_bytes").read_text())
     compressed = sum(a.stat().st_size for a in archives)
     srv = FaultServer(out / "mirror")
+    zdir, sysroot, zdoc = recompressed_mirror(cudaenv, out, srv)
+    zsrv = FaultServer(zdir)
+    zstd_bytes = zdoc["recompressed_bytes"]
     manifest = json.loads((out / "reference" / f"cuda-redistrib_{VERSION}.json").read_text())
     rows = []
     try:
@@ -196,6 +230,14 @@ def main():
                                                    str(args.jobs)], env=env)
                     got[name] = (wall, tree_rss, json.loads(out_a)["stats"]["peak_rss_kib"])
                     shutil.rmtree(work / "root")
+                zenv = dict(env, CUDAENV_MIRROR=zsrv.url, CUDAENV_SYSROOT=str(sysroot), CUDAENV_RECOMPRESSED="on")
+                z, ztree, zout = timed([cudaenv, "--json", "install", f"cuda-{VERSION}", "--jobs", str(args.jobs)],
+                                       env=zenv)
+                zdoc_run = json.loads(zout)
+                if not all(x["recompressed"] for x in zdoc_run["versions"][0]["archives"]):
+                    raise SystemExit("the install from the recompressed mirror did not use the zstd copies")
+                zrss = zdoc_run["stats"]["peak_rss_kib"]
+                shutil.rmtree(work / "root")
                 a, tree_rss, rss = got["a"]
                 naive = ["set -e"]
                 for comp, entry in manifest.items():
@@ -211,10 +253,12 @@ def main():
                 c, _, _ = timed("printf '%s\\0' " + " ".join(str(x) for x in archives) +
                              " | xargs -0 -P2 -n1 sh -c 'xz -dc \"$0\" > /dev/null'", shell=True)
                 row = {"a_install": a, "b_naive": b, "c_xz_limit": c, "a_peak_rss_mib": rss / 1024,
-                       "a_tree_peak_rss_mib": tree_rss / 1024, "a_c": a / c}
+                       "a_tree_peak_rss_mib": tree_rss / 1024, "a_c": a / c,
+                       "z_install": z, "z_peak_rss_mib": zrss / 1024, "a_z": a / z}
                 line = (f"run {run + 1}: install {a:.2f} s, naive {b:.2f} s, xz limit {c:.2f} s, "
                         f"a/b {a / b:.2f}, a/c {a / c:.2f}, peak RSS {rss / 1024:.1f} MiB "
-                        f"(with the dlopen check child: {tree_rss / 1024:.1f} MiB)")
+                        f"(with the dlopen check child: {tree_rss / 1024:.1f} MiB); "
+                        f"from the recompressed mirror {z:.2f} s, a/z {a / z:.2f}, peak RSS {zrss / 1024:.1f} MiB")
                 if "a0" in got:
                     a0, tree0, rss0 = got["a0"]
                     row.update({"a0_install": a0, "a0_peak_rss_mib": rss0 / 1024,
@@ -224,11 +268,13 @@ def main():
                 print(line, flush=True)
     finally:
         srv.close()
+        zsrv.close()
     med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
     summary = {"components": len(archives), "uncompressed_mib": uncompressed >> 20,
-               "compressed_mib": compressed >> 20, "runs": rows,
+               "compressed_mib": compressed >> 20, "zstd_mib": zstd_bytes >> 20, "runs": rows,
                "median": {k: med(k) for k in rows[0]},
-               "ratio_a_b": med("a_install") / med("b_naive"), "ratio_a_c": med("a_install") / med("c_xz_limit")}
+               "ratio_a_b": med("a_install") / med("b_naive"), "ratio_a_c": med("a_install") / med("c_xz_limit"),
+               "ratio_a_z": med("a_install") / med("z_install")}
     if args.baseline:
         summary["ratio_a0_c"] = med("a0_install") / med("c_xz_limit")
     print(json.dumps(summary, indent=2))

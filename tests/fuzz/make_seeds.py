@@ -181,6 +181,30 @@ def xz():
     put("xz", "raw-xz-truncated", bytes([1]) + lzma.compress(body, format=lzma.FORMAT_XZ)[:-20])
 
 
+def recompressed():
+    import shutil
+    import subprocess
+    top = "cuda_cudart-linux-x86_64-12.4.127-archive"
+    body = tar([(top, "dir", None), (f"{top}/lib", "dir", None),
+                (f"{top}/lib/libcudart.so.12.4.127", "file", b"\x7fELF" + bytes(60)),
+                (f"{top}/lib/libcudart.so.12", "link", "libcudart.so.12.4.127")])
+    entry = {"original": {"path": f"cuda/redist/cuda_cudart/linux-x86_64/{top}.tar.xz",
+                          "sha256": "a" * 64, "size": 1000},
+             "path": f"cudaenv-recompressed/cuda/redist/cuda_cudart/linux-x86_64/{top}.tar.zst",
+             "sha256": "b" * 64, "size": 900, "codec": "zstd"}
+    payload = json.dumps({"schema": "cudaenv.recompressed/1", "created": "2026-12-07T00:00:00Z",
+                          "archives": [entry]}).encode()
+    put("recompressed", "signed-payload", bytes([1]) + payload)
+    put("recompressed", "whole-index-unknown-key", bytes([0]) + b"cudaenv-recompressed/1\nsignature "
+        + b"0" * 16 + b" " + b"1" * 128 + b"\n\n" + payload)
+    put("recompressed", "tar-to-compress", bytes([2]) + body)
+    if shutil.which("zstd"):  # the raw frames need the zstd tool; the harness makes the rest
+        raw = subprocess.run(["zstd", "-q", "-c", "--check"], input=body, capture_output=True,
+                             check=True).stdout
+        put("recompressed", "raw-zstd-frame", bytes([3]) + raw)
+        put("recompressed", "raw-zstd-truncated", bytes([3]) + raw[:-9])
+
+
 def module_signature():
     """A module signed as the kernel's sign-file signs it (a detached PKCS#7 without attributes or
     certificates, struct module_signature, the magic), and MokListRT as efivarfs shows it, both
@@ -218,4 +242,5 @@ if __name__ == "__main__":
     selected()
     nested()
     xz()
+    recompressed()
     module_signature()
