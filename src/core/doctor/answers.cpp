@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <system_error>
 
 namespace cudaenv::doctor {
 
@@ -107,11 +108,15 @@ void Answers::prefetch(const sys::ProcessRunner& runner,
     if ((keep && m_index.count(key)) || m_pending.count(key)) {
         return;
     }
-    ++m_asked;
     // the thread gets its own copies; only runner.run is called there
-    m_pending.emplace(key, std::async(std::launch::async, [&runner, argv, options]() {
-                          return runner.run(argv, options);
-                      }));
+    try {
+        m_pending.emplace(key, std::async(std::launch::async, [&runner, argv, options]() {
+                              return runner.run(argv, options);
+                          }));
+    } catch (const std::system_error&) {
+        return; // no thread to be had: run() starts it when it is asked, as without prefetch
+    }
+    ++m_asked;
 }
 
 Result<sys::ProcessResult> Answers::run(const sys::ProcessRunner& runner,
