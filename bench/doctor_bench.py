@@ -10,6 +10,9 @@ doctor's own start-up), and for scale the children a full run starts anyway: `ld
 `cudaenv __doctor-query cudart` on one library; and the full doctor here again with a root that
 keeps its answers (warm: only the live children start). Targets: a full run <= 50 ms, warm
 <= 20 ms, at the median.
+
+    --baseline OTHER_CUDAENV   also times the doctor rows with another binary (a build of the
+                               commit before), interleaved with these, and prints each ratio
 """
 import argparse
 import os
@@ -38,8 +41,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cudaenv", required=True)
     ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--baseline", help="another cudaenv to time side by side (the doctor rows)")
     args = ap.parse_args()
     exe = str(Path(args.cudaenv).resolve())
+    baseline = str(Path(args.baseline).resolve()) if args.baseline else None
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         machine = fixture_sysroot.Machine(tmp / "sys", fixture_sysroot.Libs(tmp / "libs")).healthy()
@@ -52,11 +57,21 @@ def main():
         warm_root = tmp / "warm-root"
         warm_root.mkdir()
         warm = dict(base, CUDAENV_ROOT=str(warm_root))
-        rows = [
+        doctor_rows = [
             ("doctor, this machine (sysroot /)", [exe, "doctor"], base),
             ("doctor, this machine, warm (answers kept)", [exe, "doctor"], warm),
             ("doctor, fixture machine with a GPU", [exe, "doctor"], fixture_env),
             ("doctor --only gpu (start-up)", [exe, "doctor", "--only", "gpu"], fixture_env),
+        ]
+        rows = list(doctor_rows)
+        if baseline:
+            # its own warm root: each binary's answers are its own
+            (tmp / "warm-root-baseline").mkdir()
+            for name, cmd, env in doctor_rows:
+                if env is warm:
+                    env = dict(base, CUDAENV_ROOT=str(tmp / "warm-root-baseline"))
+                rows.append((name + " [baseline]", [baseline] + cmd[1:], env))
+        rows += [
             ("ldconfig -p (one child it runs)", [ldconfig, "-p"], base),
             ("__doctor-query cudart (one child it runs)", [exe, "__doctor-query", "cudart", str(lib)], base),
         ]
@@ -67,11 +82,16 @@ def main():
         for _ in range(args.runs):
             for name, cmd, env in rows:
                 samples[name] += timings(cmd, 1, env)
-        print(f"{'':44} {'median':>9} {'p90':>9}   ({args.runs} runs each, interleaved)")
+        print(f"{'':55} {'median':>9} {'p90':>9}   ({args.runs} runs each, interleaved)")
         for name, _, _ in rows:
             s = sorted(samples[name])
             p90 = s[int(len(s) * 0.9) - 1]
-            print(f"{name:44} {statistics.median(s):7.1f}ms {p90:7.1f}ms")
+            print(f"{name:55} {statistics.median(s):7.1f}ms {p90:7.1f}ms")
+        if baseline:
+            print()
+            for name, _, _ in doctor_rows:
+                ratio = statistics.median(samples[name]) / statistics.median(samples[name + " [baseline]"])
+                print(f"{name:55} {ratio:6.2f}x the baseline")
         full = statistics.median(samples["doctor, this machine (sysroot /)"])
         warm_ms = statistics.median(samples["doctor, this machine, warm (answers kept)"])
         print(f"\ntarget: full run <= 50 ms: {'met' if full <= 50 else 'MISSED'} ({full:.1f} ms); "

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <optional>
+#include <system_error>
 
 namespace cudaenv::doctor {
 
@@ -70,15 +72,20 @@ Answers::Answers(fs::path file) : m_file(std::move(file)) {
     }
 }
 
-Result<sys::ProcessResult> Answers::run(const sys::ProcessRunner& runner,
-                                        const std::vector<std::string>& argv,
-                                        const sys::ProcessOptions& options,
-                                        const std::vector<fs::path>& inputs,
-                                        const std::string& salt) {
+Answers::~Answers() {
+    for (auto& [key, pending] : m_pending) {
+        pending.wait();
+    }
+}
+
+std::string Answers::key_of(const std::vector<std::string>& argv,
+                            const std::vector<fs::path>& inputs,
+                            const std::string& salt,
+                            bool& keep) {
     // argv[0] by its name only (nvcc reached by three paths is one answer), but by its name: a
     // multi-call binary (ccache as gcc and as clang) answers as what it is called
     std::string key = argv.empty() ? std::string() : fs::path(argv[0]).filename().string();
-    bool keep = true;
+    keep = true;
     for (const auto& in : inputs) {
         auto id = identity(in);
         keep = keep && !id.empty();
@@ -88,12 +95,50 @@ Result<sys::ProcessResult> Answers::run(const sys::ProcessRunner& runner,
     for (std::size_t i = 1; i < argv.size(); ++i) {
         key += argv[i] + '\x1f';
     }
+    return key;
+}
+
+void Answers::prefetch(const sys::ProcessRunner& runner,
+                       const std::vector<std::string>& argv,
+                       const sys::ProcessOptions& options,
+                       const std::vector<fs::path>& inputs,
+                       const std::string& salt) {
+    bool keep = true;
+    auto key = key_of(argv, inputs, salt, keep);
+    if ((keep && m_index.count(key)) || m_pending.count(key)) {
+        return;
+    }
+    // the thread gets its own copies; only runner.run is called there
+    try {
+        m_pending.emplace(key, std::async(std::launch::async, [&runner, argv, options]() {
+                              return runner.run(argv, options);
+                          }));
+    } catch (const std::system_error&) {
+        return; // no thread to be had: run() starts it when it is asked, as without prefetch
+    }
+    ++m_asked;
+}
+
+Result<sys::ProcessResult> Answers::run(const sys::ProcessRunner& runner,
+                                        const std::vector<std::string>& argv,
+                                        const sys::ProcessOptions& options,
+                                        const std::vector<fs::path>& inputs,
+                                        const std::string& salt) {
+    bool keep = true;
+    auto key = key_of(argv, inputs, salt, keep);
     if (auto it = m_index.find(key); keep && it != m_index.end()) {
         ++m_known;
         return m_entries[it->second].second;
     }
-    ++m_asked;
-    auto ran = runner.run(argv, options);
+    std::optional<Result<sys::ProcessResult>> got;
+    if (auto it = m_pending.find(key); it != m_pending.end()) {
+        got.emplace(it->second.get()); // started early: its answer, waited for
+        m_pending.erase(it);
+    } else {
+        ++m_asked;
+        got.emplace(runner.run(argv, options));
+    }
+    auto& ran = *got;
     if (keep && ran && ran->status == 0 && !ran->timed_out &&
         ran->out.size() + ran->err.size() <= k_max_answer) {
         if (m_entries.size() >= k_max_entries) { // the oldest go first
@@ -107,7 +152,7 @@ Result<sys::ProcessResult> Answers::run(const sys::ProcessRunner& runner,
         m_entries.push_back({key, *ran});
         m_dirty = true;
     }
-    return ran;
+    return std::move(ran);
 }
 
 Result<sys::ProcessResult> Answers::ask(const sys::ProcessRunner& runner,
@@ -124,6 +169,16 @@ Result<sys::ProcessResult> Answers::Runner::run(const std::vector<std::string>& 
         inputs.insert(inputs.begin(), argv[0]); // the program itself
     }
     return m_answers.run(m_inner, argv, options, inputs);
+}
+
+Result<sys::ProcessResult> Answers::Prefetcher::run(const std::vector<std::string>& argv,
+                                                    const sys::ProcessOptions& options) const {
+    auto inputs = m_inputs;
+    if (!argv.empty()) {
+        inputs.insert(inputs.begin(), argv[0]); // as Runner keys it
+    }
+    m_answers.prefetch(m_inner, argv, options, inputs);
+    return Error(ErrorCode::internal, "started early; its answer comes to run()");
 }
 
 void Answers::save() const {

@@ -6,13 +6,18 @@
 // are kept between runs in <root>/cache/doctor-answers.json, so a warm run starts no child it
 // already knows the answer of. A program replaced, upgraded or touched has another identity and
 // is asked again. Only answers of commands that exited 0 in time are kept. Live state (libcuda's
-// cuInit, NVML) is never asked through here.
+// cuInit, NVML) is never asked through here. A command the run will need can be started early
+// (prefetch): it runs on a thread of its own while the run goes on, and the run() that asks for it
+// takes its answer instead of starting it again, so a cold run waits about as long as its slowest
+// child, not their sum. Only the runner's run() is called on those threads; everything else here
+// belongs to the thread that made the object.
 #pragma once
 
 #include "../sys/process.hpp"
 
 #include <cstddef>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +29,10 @@ class Answers {
     /// `file`: where answers are kept between runs; empty: this run only. A file that is
     /// missing, damaged or of another schema is an empty start.
     explicit Answers(std::filesystem::path file = {});
+    /// Waits for every child started early that nobody asked for.
+    ~Answers();
+    Answers(const Answers&) = delete;
+    Answers& operator=(const Answers&) = delete;
 
     /// `argv` through `runner` unless an answer for it and `inputs` (the files the answer comes
     /// from) is known; `salt` is anything else the answer depends on (LD_LIBRARY_PATH for a
@@ -34,6 +43,15 @@ class Answers {
                                    const sys::ProcessOptions& options,
                                    const std::vector<std::filesystem::path>& inputs,
                                    const std::string& salt = {});
+
+    /// Starts what run() with the same arguments would start, now, on a thread of its own,
+    /// unless its answer is known or it was started already; run() then takes its answer. The
+    /// runner must be safe to call from several threads and outlive this object.
+    void prefetch(const sys::ProcessRunner& runner,
+                  const std::vector<std::string>& argv,
+                  const sys::ProcessOptions& options,
+                  const std::vector<std::filesystem::path>& inputs,
+                  const std::string& salt = {});
 
     /// `argv` through `runner`, never remembered: what is live (libcuda's cuInit, NVML), counted.
     Result<sys::ProcessResult> ask(const sys::ProcessRunner& runner,
@@ -58,6 +76,24 @@ class Answers {
         std::vector<std::filesystem::path> m_inputs;
     };
 
+    /// Like Runner, but prefetches: starts the command early and answers an error at once (for
+    /// code that builds the command line itself: what Runner would run is what gets started).
+    class Prefetcher : public sys::ProcessRunner {
+      public:
+        Prefetcher(Answers& answers,
+                   const sys::ProcessRunner& inner,
+                   std::vector<std::filesystem::path> inputs)
+            : m_answers(answers), m_inner(inner), m_inputs(std::move(inputs)) {}
+
+        Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
+                                       const sys::ProcessOptions& options) const override;
+
+      private:
+        Answers& m_answers;
+        const sys::ProcessRunner& m_inner;
+        std::vector<std::filesystem::path> m_inputs;
+    };
+
     /// Writes what this run learned (atomically; a cache: failing to write is not an error).
     void save() const;
 
@@ -66,7 +102,15 @@ class Answers {
     std::size_t known() const { return m_known; } ///< answers given without a child
 
   private:
+    /// The key of a command and its inputs; `keep`: every input could be stat'ed.
+    static std::string key_of(const std::vector<std::string>& argv,
+                              const std::vector<std::filesystem::path>& inputs,
+                              const std::string& salt,
+                              bool& keep);
+
     std::filesystem::path m_file;
+    /// Started early, not yet asked for: key -> its answer to come.
+    std::map<std::string, std::future<Result<sys::ProcessResult>>> m_pending;
     std::vector<std::pair<std::string, sys::ProcessResult>> m_entries; ///< oldest first
     std::map<std::string, std::size_t> m_index;                        ///< key -> m_entries
     bool m_dirty = false;

@@ -116,6 +116,10 @@ const Probe* find_probe(std::string_view id) {
 }
 
 std::vector<Entry> run(Host& host, const std::vector<std::string>& only) {
+    if (only.empty()) {
+        // a full run: its remembered children start together, not one after the other
+        checks::start_children(host);
+    }
     std::map<std::string_view, Finding> done;
     auto run_one = [&](auto& self, const Probe& p) -> const Finding& {
         if (auto it = done.find(p.id); it != done.end()) {

@@ -66,7 +66,9 @@ struct Entry {
 };
 
 /// Runs every probe (or only `only`, plus what those stand on, which are run but not returned).
-/// Unknown ids in `only` are the caller's to reject (see find_probe).
+/// Unknown ids in `only` are the caller's to reject (see find_probe). A full run with remembered
+/// answers (HostConfig::answers) first starts the children it will ask all at once
+/// (checks::start_children); the probes still run one after the other, in this order.
 std::vector<Entry> run(Host& host, const std::vector<std::string>& only = {});
 
 const Probe* find_probe(std::string_view id);

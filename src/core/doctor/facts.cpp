@@ -355,6 +355,28 @@ std::string Facts::container() {
     return *m_container;
 }
 
+std::vector<std::string> Facts::query_argv(std::string_view kind, std::string_view p) const {
+    return {m_files.config().self_exe.string(),
+            "__doctor-query",
+            std::string(kind),
+            m_files.at(p).string()};
+}
+
+void Facts::prefetch_query(std::string_view kind, std::string_view p) {
+    // only what is remembered: a live answer (cuInit, NVML) is asked when a probe asks
+    auto* answers = m_files.config().answers;
+    if (!answers || m_files.config().self_exe.empty() || (kind != "cudart" && kind != "cudnn") ||
+        m_answers.count(std::string(kind) + "\n" + std::string(p))) {
+        return;
+    }
+    auto argv = query_argv(kind, p);
+    answers->prefetch(m_files.processes(),
+                      argv,
+                      m_files.child_options(),
+                      {argv[0], argv[3]},
+                      m_files.env("LD_LIBRARY_PATH").value_or(""));
+}
+
 const LibraryAnswer& Facts::query(std::string_view kind, std::string_view p) {
     std::string key = std::string(kind) + "\n" + std::string(p);
     if (auto it = m_answers.find(key); it != m_answers.end()) {
@@ -366,10 +388,7 @@ const LibraryAnswer& Facts::query(std::string_view kind, std::string_view p) {
     } else {
         // The library's own dependencies come from the machine's loader, as they would for a
         // program; LD_LIBRARY_PATH is passed on because it is part of what the user runs with.
-        std::vector<std::string> argv{m_files.config().self_exe.string(),
-                                      "__doctor-query",
-                                      std::string(kind),
-                                      m_files.at(p).string()};
+        auto argv = query_argv(kind, p);
         // a library's version is the file's; libcuda's cuInit and NVML are the machine's now
         auto* answers = m_files.config().answers;
         auto ran = !answers ? m_files.processes().run(argv, m_files.child_options())

@@ -90,6 +90,8 @@ class Facts {
     /// Asks a library about itself in a child process. kind: cudart, cudnn, cuda, nvml. A child
     /// that cannot start, fails, crashes or does not answer in time is an answer with an error.
     const LibraryAnswer& query(std::string_view kind, std::string_view machine_path);
+    /// Starts a remembered query (cudart, cudnn) early for query() to take (Answers::prefetch).
+    void prefetch_query(std::string_view kind, std::string_view machine_path);
 
     const std::vector<PciGpu>& pci_gpus();
     const DriverFacts& driver();
@@ -105,6 +107,8 @@ class Facts {
     std::optional<Version> toolkit_version(const std::string& prefix) const;
 
   private:
+    std::vector<std::string> query_argv(std::string_view kind, std::string_view machine_path) const;
+
     const Files& m_files;
     Loader& m_loader;
     Manifests& m_manifests;

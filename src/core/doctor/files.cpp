@@ -279,4 +279,12 @@ Result<sys::ProcessResult> Files::run(std::vector<std::string> argv) const {
     return processes().run(argv, child_options());
 }
 
+void Files::prefetch(std::vector<std::string> argv) const {
+    if (argv.empty() || !m_config.answers) {
+        return;
+    }
+    argv[0] = at(argv[0]).string();
+    m_config.answers->prefetch(processes(), argv, child_options(), {argv[0]});
+}
+
 } // namespace cudaenv::doctor

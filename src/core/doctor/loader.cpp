@@ -77,10 +77,7 @@ const std::vector<CacheEntry>& Loader::ld_cache() {
         return *m_ld_cache;
     }
     std::vector<CacheEntry> out;
-    sys::Ldconfig ldconfig;
-    ldconfig.path = m_files.config().ldconfig;
-    ldconfig.sysroot = m_files.sysroot();
-    ldconfig.processes = &m_files.processes();
+    sys::Ldconfig ldconfig = ld_cache_command();
     // what `ldconfig -p` prints is the cache file's content, read by that ldconfig
     std::optional<Answers::Runner> remembered;
     if (auto* answers = m_files.config().answers) {
@@ -97,6 +94,28 @@ const std::vector<CacheEntry>& Loader::ld_cache() {
         out = sys::parse_ld_cache(*text);
     }
     return *(m_ld_cache = std::move(out));
+}
+
+sys::Ldconfig Loader::ld_cache_command() const {
+    sys::Ldconfig ldconfig;
+    ldconfig.path = m_files.config().ldconfig;
+    ldconfig.sysroot = m_files.sysroot();
+    ldconfig.processes = &m_files.processes();
+    return ldconfig;
+}
+
+void Loader::prefetch_ld_cache() {
+    auto* answers = m_files.config().answers;
+    if (m_ld_cache || !answers || !m_files.exists("/etc/ld.so.cache")) {
+        return;
+    }
+    // the command ld_cache() runs, built by the same code, started now
+    sys::Ldconfig ldconfig = ld_cache_command();
+    Answers::Prefetcher early(*answers,
+                              m_files.processes(),
+                              std::vector<std::filesystem::path>{m_files.at("/etc/ld.so.cache")});
+    ldconfig.processes = &early;
+    (void)sys::print_ld_cache(ldconfig);
 }
 
 const std::string& Loader::ld_cache_error() {

@@ -40,6 +40,9 @@ class Loader {
     const std::vector<ConfEntry>& conf_dirs();
     const std::vector<CacheEntry>& ld_cache();
     const std::string& ld_cache_error(); ///< why the cache could not be read; empty if it was
+    /// Starts `ldconfig -p` early (Answers::prefetch) for ld_cache() to take; nothing without
+    /// answers or once the cache was read.
+    void prefetch_ld_cache();
     LoaderPick pick(std::string_view soname);
     /// The machine's default library folders (after LD_LIBRARY_PATH and the cache).
     std::vector<std::string> default_lib_dirs() const;
@@ -48,6 +51,8 @@ class Loader {
     std::string package_owner(std::string_view machine_path);
 
   private:
+    sys::Ldconfig ld_cache_command() const; ///< how `ldconfig -p` is run
+
     const Files& m_files;
     std::optional<std::vector<ConfEntry>> m_conf;
     std::optional<std::vector<CacheEntry>> m_ld_cache;

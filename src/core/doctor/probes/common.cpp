@@ -40,6 +40,11 @@ bool gpu_related(const ConfEntry& c) {
            what.find("cudnn") != std::string::npos;
 }
 
+bool under_or_at(const std::string& path, const std::string& dir) {
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           path[dir.size()] == '/');
+}
+
 std::string lib_dir(Host& h, const std::string& prefix) {
     std::string base = prefix == "/" ? "" : prefix;
     if (h.files().is_dir(base + "/lib64")) {

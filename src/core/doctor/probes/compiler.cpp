@@ -9,8 +9,7 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::optional<Version> compiler_version(Host& h, const std::string& exe, bool gcc) {
-    auto ran = gcc ? h.files().run({exe, "-dumpfullversion", "-dumpversion"})
-                   : h.files().run({exe, "-dumpversion"});
+    auto ran = h.files().run(compiler_version_command(exe, gcc));
     if (!ran || ran->status != 0) {
         return std::nullopt;
     }
@@ -58,6 +57,13 @@ std::optional<std::string> ccbin_in_flags(const std::string& flags) {
 }
 
 } // namespace
+
+std::vector<std::string> compiler_version_command(const std::string& exe, bool gcc) {
+    if (gcc) {
+        return {exe, "-dumpfullversion", "-dumpversion"};
+    }
+    return {exe, "-dumpversion"};
+}
 
 Finding compiler(Host& h) {
     const auto& t = h.facts().toolkit();

@@ -7,11 +7,6 @@ namespace cudaenv::doctor::checks {
 
 namespace {
 
-bool under_or_at(const std::string& path, const std::string& dir) {
-    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                           path[dir.size()] == '/');
-}
-
 bool has_prefix_file(Host& h, const std::string& dir, std::string_view prefix) {
     for (const auto& n : h.files().list(dir)) {
         if (n.rfind(prefix, 0) == 0) {

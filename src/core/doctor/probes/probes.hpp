@@ -60,6 +60,17 @@ std::map<std::string, std::string> toml_keys(std::string_view text);
 /// The library folder of a toolkit prefix (lib64, else lib).
 std::string lib_dir(Host& h, const std::string& prefix);
 
+/// `path` is `dir` or inside it (both as strings: real paths, or machine paths).
+bool under_or_at(const std::string& path, const std::string& dir);
+
+/// How the compiler probe asks a host compiler its version (gcc: the full one).
+std::vector<std::string> compiler_version_command(const std::string& exe, bool gcc);
+
+/// Starts, all at once, the remembered children a full run will ask (Answers::prefetch): `ldconfig
+/// -p`, the toolkit's nvcc, the host compilers, its libcudart and libcudnn queries. The probes
+/// then take their answers in their order; a child started for nothing costs nothing but itself.
+void start_children(Host& h);
+
 /// The manifests' GPU whose model name (without "NVIDIA "/"GeForce ") a PCI or NVML name contains;
 /// the longest such wins ("RTX 3060 Ti" over "RTX 3060"). Null when none does.
 const manifest::Gpu* gpu_model(Host& h, const std::string& name);

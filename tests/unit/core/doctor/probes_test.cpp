@@ -2,6 +2,7 @@
 // folder and every child played through the Host's ProcessRunner (ldconfig -p, the
 // `__doctor-query` child, nvcc), so no chroot, no real ldconfig and no library is loaded. Each
 // test starts from a healthy machine and breaks the one thing it is about.
+#include "core/doctor/answers.hpp"
 #include "core/doctor/doctor.hpp"
 #include "core/doctor/files.hpp"
 #include "core/doctor/host.hpp"
@@ -14,11 +15,13 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 
 namespace cudaenv::doctor {
 namespace {
@@ -1848,6 +1851,124 @@ TEST_F(DoctorCompat, ADamagedRecordFails) {
     auto f = probe(checks::compat);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_HAS(f.summary, "is damaged");
+}
+
+/// The played children behind a gate: a child waits until `want` run at once, or until patience
+/// runs out (a run that starts them one after the other then fails instead of hanging); after the
+/// first crowd, every child passes. Safe to call from several threads; counts each command line.
+class GatedChildren : public sys::ProcessRunner {
+  public:
+    GatedChildren(const PlayedChildren& inner, std::size_t want) : m_inner(inner), m_want(want) {}
+
+    Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
+                                   const sys::ProcessOptions& o) const override {
+        std::unique_lock lock(m_mutex);
+        std::string line;
+        for (const auto& a : argv) {
+            line += (line.empty() ? "" : " ") + a;
+        }
+        ++asked[line];
+        ++m_running;
+        most = std::max(most, m_running);
+        if (m_running >= m_want) {
+            m_open = true; // the crowd met: every child passes from now on
+            m_changed.notify_all();
+        }
+        if (!m_changed.wait_for(lock, std::chrono::seconds(5), [&] { return m_open; })) {
+            waited_out = true;
+            m_open = true; // patience ran out: the rest pass, and the test fails
+        }
+        --m_running;
+        return m_inner.run(argv, o); // under the lock: the played children are one thread's
+    }
+
+    mutable std::map<std::string, int> asked; ///< read once the run is over
+    mutable std::size_t most = 0;
+    mutable bool waited_out = false;
+
+  private:
+    const PlayedChildren& m_inner;
+    std::size_t m_want;
+    mutable std::mutex m_mutex;
+    mutable std::condition_variable m_changed;
+    mutable std::size_t m_running = 0;
+    mutable bool m_open = false;
+};
+
+/// A run's findings as text, to compare two runs.
+std::string report_of(const std::vector<Entry>& entries) {
+    std::string out;
+    for (const auto& e : entries) {
+        out += std::string(e.probe->id) + " " + std::string(to_string(e.finding.status)) + " " +
+               e.finding.summary + " | " + e.finding.fix + "\n";
+        for (const auto& d : e.finding.details) {
+            out += "  " + d + "\n";
+        }
+        for (const auto& m : e.finding.more) {
+            out +=
+                "  + " + std::string(to_string(m.status)) + " " + m.summary + " | " + m.fix + "\n";
+        }
+    }
+    return out;
+}
+
+TEST_F(DoctorProbes, AFullRunStartsItsRememberedChildrenAtOnceAndAsksEachOnce) {
+    program("/usr/bin/gcc", "13.2.0\n");
+    program("/usr/bin/clang", "17.0.6\n");
+    // ldconfig -p, nvcc, gcc, clang and the toolkit's libcudart run at once; libcudnn, found
+    // through the loader's pick, after ldconfig
+    GatedChildren gate(children, 5);
+    // a query child that exists: its answers are kept (keyed by the helper's identity too)
+    auto self = dir.path() / "cudaenv";
+    std::ofstream(self) << "elf";
+    auto config = [&] {
+        auto c = DoctorProbes::config();
+        c.self_exe = self;
+        return c;
+    };
+    std::string together;
+    {
+        Answers answers(dir.path() / "root" / "cache" / "doctor-answers.json");
+        auto c = config();
+        c.processes = &gate;
+        c.answers = &answers;
+        Host h(c);
+        together = report_of(run(h));
+        answers.save();
+    }
+    EXPECT_FALSE(gate.waited_out) << "the children ran one after the other";
+    EXPECT_GE(gate.most, 5u);
+    std::string lib64 = sys.string() + k_cuda + "/lib64/";
+    for (const std::string& line :
+         {"/sbin/ldconfig -r " + sys.string() + " -p",
+          sys.string() + k_cuda + "/bin/nvcc --version",
+          sys.string() + "/usr/bin/gcc -dumpfullversion -dumpversion",
+          sys.string() + "/usr/bin/clang -dumpversion",
+          self.string() + " __doctor-query cudart " + lib64 + "libcudart.so.12.4.127",
+          self.string() + " __doctor-query cudnn " + lib64 + "libcudnn.so.9"}) {
+        EXPECT_EQ(gate.asked[line], 1) << line;
+    }
+    for (const auto& [line, n] : gate.asked) {
+        EXPECT_EQ(n, 1) << line; // every child once, live ones included
+    }
+    // the same findings as one child after the other, with nothing remembered
+    Host serial(config());
+    EXPECT_EQ(together, report_of(run(serial)));
+    // and warm: only the live children start, the findings the same
+    gate.asked.clear();
+    {
+        Answers answers(dir.path() / "root" / "cache" / "doctor-answers.json");
+        auto c = config();
+        c.processes = &gate;
+        c.answers = &answers;
+        Host h(c);
+        EXPECT_EQ(together, report_of(run(h)));
+    }
+    for (const auto& [line, n] : gate.asked) {
+        EXPECT_NE(line.find("__doctor-query"), std::string::npos) << line;
+        EXPECT_EQ(line.find("__doctor-query cudart"), std::string::npos) << line;
+        EXPECT_EQ(line.find("__doctor-query cudnn"), std::string::npos) << line;
+    }
 }
 
 } // namespace
