@@ -35,6 +35,8 @@ ENVIRONMENT = [
      "else ~/.cudaenv)."),
     ("CUDAENV_MIRROR", "Download from this mirror instead of NVIDIA's host (also mirror in "
      "/etc/cudaenv/config)."),
+    ("CUDAENV_RECOMPRESSED", "off: install NVIDIA's xz archives even where the mirror offers "
+     "recompressed copies with a signed index (cudaenv mirror --recompress zstd)."),
     ("CUDAENV_MANIFESTS", "Use the manifests in this directory (also --manifests)."),
     ("CUDAENV_VERSION", "The selected version for this shell (set by cudaenv shell)."),
     ("CUDAENV_SYSROOT", "Act on the machine under this directory (an image, a container root) "
