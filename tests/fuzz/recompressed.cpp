@@ -121,7 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         data[0] % 4 == 2 ? zstd_of(body, n) : std::string(reinterpret_cast<const char*>(body), n);
     auto in = fuzz::memory_file(reinterpret_cast<const std::uint8_t*>(zst.data()), zst.size());
     auto dest = fuzz::fresh_dest();
-    auto got = archive::extract(in, dest, archive::Compression::zstd, "", fuzz::small_limits());
+    auto got = cudaenv::archive::extract(
+        in, dest, cudaenv::archive::Compression::zstd, "", fuzz::small_limits());
     fuzz::check(got, "extract (zstd)");
     if (got) {
         fuzz::check_extracted(*got, dest);
