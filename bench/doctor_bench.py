@@ -48,9 +48,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         machine = fixture_sysroot.Machine(tmp / "sys", fixture_sysroot.Libs(tmp / "libs")).healthy()
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "LD_LIBRARY_PATH"))}
-        base.update(CUDAENV_ROOT=str(tmp / "root"), NO_COLOR="1")
-        fixture_env = dict(base, CUDAENV_SYSROOT=str(machine.root), **machine.env())
+        # CUDAENV_MANIFESTS is kept: a binary copied out of its build tree (a baseline) finds no
+        # manifests of its own, and without them the doctor skips the compiler probe entirely
+        base = {k: v for k, v in os.environ.items()
+                if k == "CUDAENV_MANIFESTS" or not k.startswith(("CUDAENV_", "LD_LIBRARY_PATH"))}
+        # cold: a root that never exists, so no run can remember anything for the next
+        base.update(CUDAENV_ROOT=str(tmp / "no-root"), NO_COLOR="1")
+        fixture_env = dict(base, CUDAENV_SYSROOT=str(machine.root), CUDAENV_ROOT=str(tmp / "fixture-root"),
+                           **machine.env())
         ldconfig = fixture_sysroot.LDCONFIG
         lib = machine.p("/usr/local/cuda-12.4/lib64/libcudart.so.12")
         # cold: no root, so nothing is remembered; warm: a root whose answers are kept
@@ -92,6 +97,8 @@ def main():
             for name, _, _ in doctor_rows:
                 ratio = statistics.median(samples[name]) / statistics.median(samples[name + " [baseline]"])
                 print(f"{name:55} {ratio:6.2f}x the baseline")
+        if (tmp / "no-root").exists():
+            raise SystemExit("the cold rows' root was made by a run: they were not cold")
         full = statistics.median(samples["doctor, this machine (sysroot /)"])
         warm_ms = statistics.median(samples["doctor, this machine, warm (answers kept)"])
         print(f"\ntarget: full run <= 50 ms: {'met' if full <= 50 else 'MISSED'} ({full:.1f} ms); "

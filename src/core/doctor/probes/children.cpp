@@ -47,10 +47,11 @@ void start_children(Host& h) {
         auto gcc = h.files().which("gcc");
         auto clang = h.files().which("clang");
         bool gcc_is_clang = gcc && gcc->find("clang") != std::string::npos;
-        if (gcc) {
+        // a clang whose layout says its version is not asked at all
+        if (gcc && (!gcc_is_clang || !clang_version_from_layout(h.files(), *gcc))) {
             h.files().prefetch(compiler_version_command(*gcc, !gcc_is_clang));
         }
-        if (clang && !(gcc && gcc_is_clang)) {
+        if (clang && !(gcc && gcc_is_clang) && !clang_version_from_layout(h.files(), *clang)) {
             h.files().prefetch(compiler_version_command(*clang, false));
         }
     }

@@ -9,6 +9,11 @@ namespace cudaenv::doctor::checks {
 namespace {
 
 std::optional<Version> compiler_version(Host& h, const std::string& exe, bool gcc) {
+    if (!gcc) {
+        if (auto v = clang_version_from_layout(h.files(), exe)) {
+            return v;
+        }
+    }
     auto ran = h.files().run(compiler_version_command(exe, gcc));
     if (!ran || ran->status != 0) {
         return std::nullopt;
@@ -57,6 +62,28 @@ std::optional<std::string> ccbin_in_flags(const std::string& flags) {
 }
 
 } // namespace
+
+std::optional<Version> clang_version_from_layout(const Files& files, const std::string& exe) {
+    std::string real = files.canonical(exe);
+    auto slash = real.rfind('/');
+    if (slash == std::string::npos || slash == 0 || real.compare(slash + 1, 5, "clang") != 0) {
+        return std::nullopt;
+    }
+    auto up = real.rfind('/', slash - 1);
+    if (up == std::string::npos) {
+        return std::nullopt;
+    }
+    std::string resources = real.substr(0, up) + "/lib/clang";
+    auto names = files.list(resources);
+    if (names.size() != 1 || !files.is_dir(resources + "/" + names[0])) {
+        return std::nullopt;
+    }
+    auto v = Version::try_parse(names[0]);
+    if (!v || v->size() != 3) {
+        return std::nullopt;
+    }
+    return v;
+}
 
 std::vector<std::string> compiler_version_command(const std::string& exe, bool gcc) {
     if (gcc) {

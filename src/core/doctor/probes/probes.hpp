@@ -65,6 +65,13 @@ bool under_or_at(const std::string& path, const std::string& dir);
 
 /// How the compiler probe asks a host compiler its version (gcc: the full one).
 std::vector<std::string> compiler_version_command(const std::string& exe, bool gcc);
+/// clang's version read from its own layout, without running it (`clang -dumpversion` is the
+/// doctor's slowest child: ~40 ms). clang finds its resource folder at <its real folder>/../lib/
+/// clang/<version>, and clang 15 and older name that folder with the very string -dumpversion
+/// prints (Debian's /usr/lib/llvm-14/lib/clang/14.0.6). None -- so clang is asked -- when the
+/// file is not a clang (a ccache link), the folder is missing or not alone, or it names only a
+/// major version (clang 16 and later).
+std::optional<Version> clang_version_from_layout(const Files& files, const std::string& exe);
 
 /// Starts, all at once, the remembered children a full run will ask (Answers::prefetch): `ldconfig
 /// -p`, the toolkit's nvcc, the host compilers, its libcudart and libcudnn queries. The probes

@@ -1659,6 +1659,39 @@ TEST_F(DoctorProbes, CompilerATooNewClangAloneIsOnlyANote) {
     EXPECT_TRUE(has_detail(f, "clang 19.1.0 is newer than CUDA 12.4 accepts (<= 17)")) << f.summary;
 }
 
+TEST_F(DoctorProbes, ClangsVersionIsReadFromItsLayoutWithoutRunningIt) {
+    program("/usr/bin/gcc", "12.3.0\n");
+    // Debian's clang 14: /usr/bin/clang -> ../lib/llvm-14/bin/clang, resources in lib/clang/14.0.6
+    program("/usr/lib/llvm-14/bin/clang", "14.0.6\n");
+    link("/usr/bin/clang", "../lib/llvm-14/bin/clang");
+    write("/usr/lib/llvm-14/lib/clang/14.0.6/include/stddef.h");
+    auto f = probe(checks::compiler);
+    EXPECT_EQ(f.summary, "gcc 12.3.0, clang 14.0.6 within what CUDA 12.4's nvcc accepts");
+    EXPECT_TRUE(children.ran("-dumpfullversion")); // gcc is asked
+    for (const auto& c : children.calls) {
+        EXPECT_EQ(c[0].find("clang"), std::string::npos) << c[0] << " was run";
+    }
+    // clang 16 and later name the folder by the major version only: clang is asked
+    remove("/usr/lib/llvm-14/lib/clang/14.0.6");
+    write("/usr/lib/llvm-14/lib/clang/14/include/stddef.h");
+    children.programs["/usr/lib/llvm-14/bin/clang"] = exited(0, "14.0.7\n");
+    f = probe(checks::compiler);
+    EXPECT_EQ(f.summary, "gcc 12.3.0, clang 14.0.7 within what CUDA 12.4's nvcc accepts");
+    // two resource folders: which one is this clang's is not known, so it is asked
+    write("/usr/lib/llvm-14/lib/clang/15.0.1/include/stddef.h");
+    EXPECT_EQ(probe(checks::compiler).summary,
+              "gcc 12.3.0, clang 14.0.7 within what CUDA 12.4's nvcc accepts");
+    // a wrapper that is not clang (ccache) is asked too
+    remove("/usr/lib/llvm-14/lib/clang/14");
+    remove("/usr/lib/llvm-14/lib/clang/15.0.1");
+    write("/usr/lib/ccache/lib/clang/14.0.6/x");
+    executable("/usr/lib/ccache/bin/ccache", "#!/bin/sh\n");
+    link("/usr/bin/clang", "../lib/ccache/bin/ccache");
+    children.programs["/usr/lib/ccache/bin/ccache"] = exited(0, "14.0.9\n");
+    EXPECT_EQ(probe(checks::compiler).summary,
+              "gcc 12.3.0, clang 14.0.9 within what CUDA 12.4's nvcc accepts");
+}
+
 // ---- cudnn: where it is found when the toolkit has none ----
 
 TEST_F(DoctorProbes, CudnnFromTheLoaderWhenTheToolkitHasNone) {
