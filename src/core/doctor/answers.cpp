@@ -168,17 +168,11 @@ Result<sys::ProcessResult> Answers::Runner::run(const std::vector<std::string>& 
     if (!argv.empty()) {
         inputs.insert(inputs.begin(), argv[0]); // the program itself
     }
-    return m_answers.run(m_inner, argv, options, inputs);
-}
-
-Result<sys::ProcessResult> Answers::Prefetcher::run(const std::vector<std::string>& argv,
-                                                    const sys::ProcessOptions& options) const {
-    auto inputs = m_inputs;
-    if (!argv.empty()) {
-        inputs.insert(inputs.begin(), argv[0]); // as Runner keys it
+    if (m_prefetch) {
+        m_answers.prefetch(m_inner, argv, options, inputs);
+        return Error(ErrorCode::internal, "started early; its answer comes to run()");
     }
-    m_answers.prefetch(m_inner, argv, options, inputs);
-    return Error(ErrorCode::internal, "started early; its answer comes to run()");
+    return m_answers.run(m_inner, argv, options, inputs);
 }
 
 void Answers::save() const {

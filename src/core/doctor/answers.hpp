@@ -59,13 +59,17 @@ class Answers {
                                    const sys::ProcessOptions& options);
 
     /// The same as a ProcessRunner: the program (argv[0]) and fixed `inputs` (for code that
-    /// takes a runner: ldconfig, whose answer is the cache file's content).
+    /// takes a runner: ldconfig, whose answer is the cache file's content). A `prefetch` runner
+    /// only starts the command early and answers an error at once (for code that builds the
+    /// command line itself: what the plain runner would run is what gets started).
     class Runner : public sys::ProcessRunner {
       public:
         Runner(Answers& answers,
                const sys::ProcessRunner& inner,
-               std::vector<std::filesystem::path> inputs)
-            : m_answers(answers), m_inner(inner), m_inputs(std::move(inputs)) {}
+               std::vector<std::filesystem::path> inputs,
+               bool prefetch = false)
+            : m_answers(answers), m_inner(inner), m_inputs(std::move(inputs)),
+              m_prefetch(prefetch) {}
 
         Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
                                        const sys::ProcessOptions& options) const override;
@@ -74,24 +78,7 @@ class Answers {
         Answers& m_answers;
         const sys::ProcessRunner& m_inner;
         std::vector<std::filesystem::path> m_inputs;
-    };
-
-    /// Like Runner, but prefetches: starts the command early and answers an error at once (for
-    /// code that builds the command line itself: what Runner would run is what gets started).
-    class Prefetcher : public sys::ProcessRunner {
-      public:
-        Prefetcher(Answers& answers,
-                   const sys::ProcessRunner& inner,
-                   std::vector<std::filesystem::path> inputs)
-            : m_answers(answers), m_inner(inner), m_inputs(std::move(inputs)) {}
-
-        Result<sys::ProcessResult> run(const std::vector<std::string>& argv,
-                                       const sys::ProcessOptions& options) const override;
-
-      private:
-        Answers& m_answers;
-        const sys::ProcessRunner& m_inner;
-        std::vector<std::filesystem::path> m_inputs;
+        bool m_prefetch;
     };
 
     /// Writes what this run learned (atomically; a cache: failing to write is not an error).

@@ -111,9 +111,10 @@ void Loader::prefetch_ld_cache() {
     }
     // the command ld_cache() runs, built by the same code, started now
     sys::Ldconfig ldconfig = ld_cache_command();
-    Answers::Prefetcher early(*answers,
-                              m_files.processes(),
-                              std::vector<std::filesystem::path>{m_files.at("/etc/ld.so.cache")});
+    Answers::Runner early(*answers,
+                          m_files.processes(),
+                          std::vector<std::filesystem::path>{m_files.at("/etc/ld.so.cache")},
+                          true);
     ldconfig.processes = &early;
     (void)sys::print_ld_cache(ldconfig);
 }

@@ -208,28 +208,6 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
     return len;
 }
 
-/// Hashes the rest of an open file into `h`; returns the bytes read. `shown` names it in errors.
-Result<std::uint64_t> hash_fd(int fd, const fs::path& shown, Sha256& h) {
-    std::uint64_t total = 0;
-    std::string buf(1 << 20, '\0');
-    while (true) {
-        ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return Error(ErrorCode::filesystem,
-                         "cannot read '" + shown.string() + "': " + errno_text(errno));
-        }
-        if (n == 0) {
-            break;
-        }
-        h.update(buf.data(), static_cast<std::size_t>(n));
-        total += static_cast<std::uint64_t>(n);
-    }
-    return total;
-}
-
 /// Hashes a whole file into `h`; returns its size.
 Result<std::uint64_t> hash_file(const fs::path& p, Sha256& h) {
     Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
@@ -377,6 +355,27 @@ Result<FileHash> hash_file(const fs::path& path) {
     Sha256 h;
     auto n = CUDAENV_TRY(hash_file(path, h));
     return FileHash{h.hex_digest(), n};
+}
+
+Result<std::uint64_t> hash_fd(int fd, const fs::path& shown, Sha256& h) {
+    std::uint64_t total = 0;
+    std::string buf(1 << 20, '\0');
+    while (true) {
+        ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot read '" + shown.string() + "': " + errno_text(errno));
+        }
+        if (n == 0) {
+            break;
+        }
+        h.update(buf.data(), static_cast<std::size_t>(n));
+        total += static_cast<std::uint64_t>(n);
+    }
+    return total;
 }
 
 Result<FileHash> hash_fd(int fd, const fs::path& shown) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../sha256.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -77,6 +78,9 @@ Result<FileHash> hash_file(const std::filesystem::path& path);
 
 /// The same for the rest of an open file; `shown` names it in errors.
 Result<FileHash> hash_fd(int fd, const std::filesystem::path& shown);
+
+/// Hashes the rest of an open file into `h` (a hash already begun); returns the bytes read.
+Result<std::uint64_t> hash_fd(int fd, const std::filesystem::path& shown, Sha256& h);
 
 /// Fetches a small document into memory (at most max_bytes), for unpinned indexes.
 Result<std::string> fetch_text(const std::string& url, const Policy& policy, std::size_t max_bytes);

@@ -32,25 +32,8 @@ Status check_path(const File& f) {
         return Error(ErrorCode::integrity,
                      "refusing to mirror '" + printable(f.path) + "' (" + f.what + "): " + why);
     };
-    if (f.path.empty() || f.path.front() == '/') {
-        return bad("not a relative path");
-    }
-    std::size_t pos = 0;
-    while (pos <= f.path.size()) {
-        auto end = f.path.find('/', pos);
-        auto part = f.path.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        if (part.empty() || part == "." || part == ".." || part.rfind(".cudaenv-mirror", 0) == 0) {
-            return bad("a path part is '" + printable(part) + "'");
-        }
-        if (std::any_of(part.begin(), part.end(), [](char c) {
-                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
-            })) {
-            return bad("a control character or backslash");
-        }
-        if (end == std::string::npos) {
-            break;
-        }
-        pos = end + 1;
+    if (auto why = path_problem(f.path)) {
+        return bad(*why);
     }
     if (f.sha256.size() != 64) {
         return bad("no sha256 to verify it with");
@@ -97,24 +80,6 @@ Status write_record(const Contained& base, const std::map<std::string, File>& fi
     return base.write_file(k_record, store::encode(record), 0644);
 }
 
-/// The file at `f.path` below the base is the one wanted (a regular file of the right size and
-/// sha256; a link is never one).
-bool verified(const Contained& base, const File& f) {
-    auto fd = base.open_file(f.path);
-    if (!fd) {
-        return false;
-    }
-
-    struct stat st {};
-
-    if (f.size &&
-        (::fstat(fd->get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != *f.size)) {
-        return false;
-    }
-    auto h = fetch::hash_fd(fd->get(), base.path() / f.path);
-    return h && h->sha256 == f.sha256 && (!f.size || h->size == *f.size);
-}
-
 /// Runs `work(i)` for i in [0, n) on `jobs` threads; stops handing out work after the first
 /// error and returns the error of the lowest index that failed.
 Status parallel(std::size_t n, unsigned jobs, const std::function<Status(std::size_t)>& work) {
@@ -152,6 +117,49 @@ Status parallel(std::size_t n, unsigned jobs, const std::function<Status(std::si
 }
 
 } // namespace
+
+std::optional<std::string> path_problem(std::string_view path) {
+    if (path.empty() || path.front() == '/') {
+        return "not a relative path";
+    }
+    std::size_t pos = 0;
+    while (pos <= path.size()) {
+        auto end = path.find('/', pos);
+        auto part =
+            path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+        if (part.empty() || part == "." || part == ".." || part.rfind(".cudaenv-mirror", 0) == 0) {
+            return "a path part is '" + printable(part) + "'";
+        }
+        if (std::any_of(part.begin(), part.end(), [](char c) {
+                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+            })) {
+            return std::string("a control character or backslash");
+        }
+        if (end == std::string_view::npos) {
+            break;
+        }
+        pos = end + 1;
+    }
+    return std::nullopt;
+}
+
+/// The file at `f.path` below the base is the one wanted (a regular file of the right size and
+/// sha256; a link is never one).
+bool holds(const Contained& base, const File& f) {
+    auto fd = base.open_file(f.path);
+    if (!fd) {
+        return false;
+    }
+
+    struct stat st {};
+
+    if (f.size &&
+        (::fstat(fd->get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != *f.size)) {
+        return false;
+    }
+    auto h = fetch::hash_fd(fd->get(), base.path() / f.path);
+    return h && h->sha256 == f.sha256 && (!f.size || h->size == *f.size);
+}
 
 /// Bytes in hand (File::content) into the partial folder under their sha256, checked as a
 /// download is.
@@ -196,7 +204,7 @@ Result<Outcome> mirror(const fs::path& dir,
     if (o.dry_run) {
         auto base = Contained::open(dir, false);
         for (auto& fo : out.files) {
-            fo.present = base && verified(*base, fo.file);
+            fo.present = base && holds(*base, fo.file);
             out.changed = out.changed || !fo.present;
         }
         return out;
@@ -218,7 +226,7 @@ Result<Outcome> mirror(const fs::path& dir,
     auto st = parallel(out.files.size(), o.jobs, [&](std::size_t i) -> Status {
         FileOutcome& fo = out.files[i];
         const File& f = fo.file;
-        if (verified(base, f)) {
+        if (holds(base, f)) {
             fo.present = true;
             emit({Event::Kind::present, &f, 0, f.size});
             return Ok{};

@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudaenv::mirror {
@@ -88,6 +89,14 @@ struct Problem {
 /// Re-hashes every file the mirror's record lists (jobs at a time) and returns every one that is
 /// missing or wrong. Errors: a missing or unreadable record (integrity, 4).
 Result<std::vector<Problem>> verify(const std::filesystem::path& dir, unsigned jobs);
+
+/// Why `path` is no path a mirror holds (absolute; an empty, "." or ".." part; a control
+/// character or backslash; a part naming the mirror's own files); none when it is one.
+std::optional<std::string> path_problem(std::string_view path);
+
+/// The file at `f.path` below the base is the one wanted: a regular file (never a link) of
+/// f.size, when known, with f.sha256.
+bool holds(const Contained& base, const File& f);
 
 /// The files the mirror's record lists, by path (empty when it has none yet). For the mirror's
 /// own later passes (recompressed.hpp), which hold its lock.

@@ -39,42 +39,8 @@ constexpr channel::EnvelopeKind k_kind{
     "upgrade cudaenv to use this mirror's recompressed archives, or install NVIDIA's with "
     "CUDAENV_RECOMPRESSED=off"};
 
-bool is_sha256(const std::string& s) {
-    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
 bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-/// A relative path of plain parts: no empty, "." or ".." part, no control character or
-/// backslash, none of the mirror's own names.
-bool plain_path(std::string_view path) {
-    if (path.empty() || path.size() > 4096 || path.front() == '/') {
-        return false;
-    }
-    std::size_t pos = 0;
-    while (pos <= path.size()) {
-        auto end = path.find('/', pos);
-        auto part =
-            path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-        if (part.empty() || part == "." || part == ".." ||
-            part.substr(0, 15) == ".cudaenv-mirror") {
-            return false;
-        }
-        if (std::any_of(part.begin(), part.end(), [](char c) {
-                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
-            })) {
-            return false;
-        }
-        if (end == std::string_view::npos) {
-            break;
-        }
-        pos = end + 1;
-    }
-    return true;
 }
 
 /// Where the zstd copy of NVIDIA's `original` goes: "cudaenv-recompressed/<it>.tar.zst".
@@ -118,13 +84,13 @@ Result<std::optional<RecompressedArchive>> read_entry(const json& e) {
     a.path = CUDAENV_TRY(text_field(e, "path"));
     a.sha256 = CUDAENV_TRY(text_field(e, "sha256"));
     a.size = CUDAENV_TRY(size_field(e, "size"));
-    if (!is_sha256(a.original_sha256) || !is_sha256(a.sha256)) {
+    if (!is_sha256_hex(a.original_sha256) || !is_sha256_hex(a.sha256)) {
         return Error(ErrorCode::integrity,
                      "the entry for '" + printable(a.original_path) +
                          "' has a sha256 that is not 64 lowercase hex digits");
     }
     std::string_view prefix(k_recompressed_dir);
-    if (!plain_path(a.path) ||
+    if (path_problem(a.path) ||
         a.path.compare(0, prefix.size() + 1, std::string(prefix) + "/") != 0 ||
         !ends_with(a.path, ".tar.zst")) {
         return Error(ErrorCode::integrity,
@@ -133,25 +99,6 @@ Result<std::optional<RecompressedArchive>> read_entry(const json& e) {
                          "/");
     }
     return std::optional<RecompressedArchive>(std::move(a));
-}
-
-/// The file at `path` below the base has this sha256 and size (a link never does).
-bool holds(const Contained& base,
-           const std::string& path,
-           const std::string& sha256,
-           std::uint64_t size) {
-    auto fd = base.open_file(path);
-    if (!fd) {
-        return false;
-    }
-
-    struct stat st {};
-
-    if (::fstat(fd->get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != size) {
-        return false;
-    }
-    auto h = fetch::hash_fd(fd->get(), base.path() / path);
-    return h && h->sha256 == sha256 && h->size == size;
 }
 
 Status write_all(int fd, const std::uint8_t* data, std::size_t n, const fs::path& shown) {
@@ -226,8 +173,7 @@ Result<Streamed> xz_to_zstd(int in,
                 return refused(std::string("zstd: ") + z.error_name(left));
             }
             CUDAENV_TRY(write_all(out, out_buf.data(), ob.pos, out_shown));
-            out_hash.update(
-                std::string_view(reinterpret_cast<const char*>(out_buf.data()), ob.pos));
+            out_hash.update(out_buf.data(), ob.pos);
             s.size += ob.pos;
             bool done = mode == ZSTD_e_end ? left == 0 : ib.pos == ib.size;
             if (done) {
@@ -246,8 +192,7 @@ Result<Streamed> xz_to_zstd(int in,
                              "cannot read '" + in_shown.string() + "': " + errno_text(errno));
             }
             input_done = n == 0;
-            in_hash.update(std::string_view(reinterpret_cast<const char*>(in_buf.data()),
-                                            static_cast<std::size_t>(n)));
+            in_hash.update(in_buf.data(), static_cast<std::size_t>(n));
             s.original_size += static_cast<std::uint64_t>(n);
             c.strm.next_in = in_buf.data();
             c.strm.avail_in = static_cast<std::size_t>(n);
@@ -270,19 +215,8 @@ Result<Streamed> xz_to_zstd(int in,
     }
     ZSTD_inBuffer none{nullptr, 0, 0};
     CUDAENV_TRY(emit(none, ZSTD_e_end));
-    // the rest of the file, for its hash (xz may be followed by nothing else: it is checked)
-    while (true) {
-        ssize_t n = ::read(in, in_buf.data(), in_buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        in_hash.update(std::string_view(reinterpret_cast<const char*>(in_buf.data()),
-                                        static_cast<std::size_t>(n)));
-        s.original_size += static_cast<std::uint64_t>(n);
-    }
+    // the rest of the file, for its hash (the decoder stops at the stream's end)
+    s.original_size += CUDAENV_TRY(fetch::hash_fd(in, in_shown, in_hash));
     s.original_sha256 = in_hash.hex_digest();
     s.sha256 = out_hash.hex_digest();
     return s;
@@ -432,7 +366,7 @@ recompress(const fs::path& dir, const RecompressOptions& o, const RecompressObse
         RecompressedArchive a{path, f.sha256, f.size.value_or(0), copy_path(path), "", 0};
         auto it = previous.find(f.sha256);
         if (it != previous.end() && it->second.path == a.path && it->second.original_path == path &&
-            holds(base, it->second.path, it->second.sha256, it->second.size)) {
+            holds(base, File{it->second.path, it->second.sha256, it->second.size, ""})) {
             a = it->second;
         } else {
             if (observer) {
