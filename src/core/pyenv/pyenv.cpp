@@ -3,6 +3,8 @@
 #include "../fs.hpp"
 #include "pyinfo.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -166,15 +168,27 @@ std::string normalise(std::string_view name) {
 }
 
 /// "torch-2.5.1+cu121.dist-info" -> {"torch", "2.5.1+cu121"}: the version is after the last '-'
-/// (dist-info names escape '-' in names as '_').
+/// (dist-info names escape '-' in names as '_'). setuptools' egg-info, which conda's pytorch
+/// channel packages carry, names it "torch-2.0.1-py3.10.egg-info" (name, version, the Python
+/// tag) or "torch-2.0.1.egg-info".
 std::optional<std::pair<std::string, std::string>> split_dist_info(const std::string& entry) {
-    constexpr std::string_view suffix = ".dist-info";
-    if (entry.size() <= suffix.size() ||
-        entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    constexpr std::string_view dist = ".dist-info";
+    constexpr std::string_view egg = ".egg-info";
+    std::string stem;
+    bool is_egg = false;
+    if (entry.size() > dist.size() && entry.ends_with(dist)) {
+        stem = entry.substr(0, entry.size() - dist.size());
+    } else if (entry.size() > egg.size() && entry.ends_with(egg)) {
+        stem = entry.substr(0, entry.size() - egg.size());
+        is_egg = true;
+        auto tag = stem.rfind("-py");
+        if (tag != std::string::npos && tag > 0 && stem.find('-') < tag) {
+            stem.erase(tag); // "-py3.10"
+        }
+    } else {
         return std::nullopt;
     }
-    std::string stem = entry.substr(0, entry.size() - suffix.size());
-    auto dash = stem.rfind('-');
+    auto dash = is_egg ? stem.find('-') : stem.rfind('-');
     if (dash == std::string::npos || dash == 0 || dash + 1 == stem.size()) {
         return std::nullopt;
     }
@@ -228,6 +242,9 @@ std::vector<std::string> requires_dist(const Files& f, const Dist& d) {
     std::vector<std::string> out;
     auto text = f.read(d.dist_info + "/METADATA", 1u << 20);
     if (!text) {
+        text = f.read(d.dist_info + "/PKG-INFO", 1u << 20); // an egg-info's
+    }
+    if (!text) {
         return out;
     }
     std::size_t pos = 0;
@@ -259,10 +276,15 @@ std::vector<std::string> cuda_pins(const std::vector<std::string>& reqs) {
     std::vector<std::string> out;
     for (const auto& r : reqs) {
         if (r.rfind("nvidia-", 0) == 0 || r.rfind("cuda-toolkit", 0) == 0) {
-            out.push_back(r.substr(0, r.find(';')));
-            while (!out.back().empty() && out.back().back() == ' ') {
-                out.back().pop_back();
+            // "nvidia-cudnn-cu12==8.9.2.26", or as older setuptools wrote it (torch 2.2.2's
+            // METADATA): "nvidia-cudnn-cu12 (==8.9.2.26) ; platform_system == ..."
+            std::string pin;
+            for (char c : r.substr(0, r.find(';'))) {
+                if (c != ' ' && c != '(' && c != ')') {
+                    pin.push_back(c);
+                }
             }
+            out.push_back(pin);
         }
     }
     return out;
@@ -302,6 +324,60 @@ wheel_cuda(const std::map<std::string, std::string>& wheels, unsigned major) {
     return std::nullopt;
 }
 
+/// A package conda installed into the environment, from its record (conda-meta/<name>-<version>-
+/// <build>.json, the JSON conda writes for every package it links in).
+struct CondaRecord {
+    std::string version; ///< "2.1.0"
+    std::string
+        build;        ///< "py3.10_cuda12.1_cudnn8.9.2_0" (pytorch channel), "cuda118_py310h..._300"
+    std::string file; ///< the record's path
+};
+
+std::optional<CondaRecord>
+conda_record(const Files& f, const std::string& prefix, const std::string& name) {
+    std::string dir = prefix + "/conda-meta";
+    for (const auto& entry : f.list(dir)) {
+        if (!entry.starts_with(name + "-") || !entry.ends_with(".json")) {
+            continue;
+        }
+        auto text = f.read(dir + "/" + entry, 4u << 20);
+        auto doc = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+        if (!doc.is_object() || !doc.contains("name") || !doc["name"].is_string() ||
+            doc["name"].get<std::string>() != name) {
+            continue; // "pytorch-cuda-12.1-...json" is another package
+        }
+        auto str = [&](const char* k) {
+            return doc.contains(k) && doc[k].is_string() ? doc[k].get<std::string>() : "";
+        };
+        return CondaRecord{str("version"), str("build"), dir + "/" + entry};
+    }
+    return std::nullopt;
+}
+
+/// The CUDA a conda build string names: the pytorch channel's "py3.10_cuda12.1_cudnn8.9.2_0",
+/// conda-forge's "cuda118_py310h..." (118 = 11.8, 120 = 12.0); none for "cpu_..." builds.
+std::optional<Version> conda_build_cuda(const std::string& build) {
+    std::size_t at = 0;
+    while ((at = build.find("cuda", at)) != std::string::npos) {
+        bool starts = at == 0 || build[at - 1] == '_';
+        std::size_t end = build.find('_', at);
+        std::string tag =
+            build.substr(at + 4, end == std::string::npos ? std::string::npos : end - at - 4);
+        at += 4;
+        if (!starts || tag.empty()) {
+            continue;
+        }
+        if (tag.find('.') != std::string::npos) {
+            if (auto v = Version::try_parse(tag); v && v->size() == 2) {
+                return v;
+            }
+        } else if (tag.size() == 3 && tag.find_first_not_of("0123456789") == std::string::npos) {
+            return Version::try_parse(tag.substr(0, 2) + "." + tag.substr(2));
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::vector<Framework> installed_frameworks(const Files& f, const Environment& env) {
@@ -332,8 +408,13 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         fw.nvidia = wheels;
         out.push_back(std::move(fw));
     }
-    // PyTorch
-    if (auto torch = find_dist(f, env.sites, "torch")) {
+    // PyTorch: pip's dist-info, setuptools' egg-info (conda's pytorch channel), or conda's record
+    auto torch = find_dist(f, env.sites, "torch");
+    auto conda_torch = conda_record(f, env.prefix, "pytorch");
+    if (!torch && conda_torch && !env.sites.empty()) {
+        torch = Dist{"torch", conda_torch->version, env.sites.front(), conda_torch->file};
+    }
+    if (torch) {
         Framework fw;
         fw.name = "pytorch";
         fw.dist = *torch;
@@ -343,7 +424,10 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         if (cuda) {
             fw.cuda = Version::try_parse(*cuda);
             fw.cuda_from = "torch/version.py";
-        } else if (text) {
+        } else if (!text && conda_torch && conda_build_cuda(conda_torch->build)) {
+            fw.cuda = conda_build_cuda(conda_torch->build);
+            fw.cuda_from = "conda's record (build " + conda_torch->build + ")";
+        } else if (text || (conda_torch && conda_torch->build.starts_with("cpu"))) {
             fw.cpu_only = true;
         }
         std::string local = torch->local();
@@ -355,6 +439,13 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         }
         fw.pins = cuda_pins(requires_dist(f, fw.dist));
         fw.nvidia = wheels;
+        for (const auto& entry : f.list(torch->site)) {
+            auto parts = split_dist_info(entry);
+            if (parts && normalise(parts->first) == "torch" &&
+                torch->site + "/" + entry != torch->dist_info) {
+                fw.also_installed.push_back(torch->site + "/" + entry);
+            }
+        }
         out.push_back(std::move(fw));
     }
     // JAX: jaxlib carries the version; its CUDA is the plugin's (0.4.26 on) or jaxlib's local

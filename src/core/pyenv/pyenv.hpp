@@ -98,6 +98,9 @@ struct Framework {
     /// nvidia-* wheels installed beside it: distribution -> version
     std::map<std::string, std::string> nvidia;
     bool cpu_only = false; ///< a CPU build (torch's cuda None, tensorflow-cpu, jaxlib alone)
+    /// Other records of the same distribution in its site-packages (conda's egg-info beside a
+    /// wheel pip or uv installed over it): two installs whose files overwrote each other.
+    std::vector<std::string> also_installed;
 };
 
 /// TensorFlow, PyTorch and JAX in the environment, in that order.

@@ -40,6 +40,20 @@ std::optional<std::string> literal_at(std::string_view t, std::size_t i) {
     return std::string(t.substr(i, j - i));
 }
 
+/// The quote at `quote` is a tuple's first element: `(` before it, blanks and newlines apart.
+bool opens_tuple(std::string_view t, std::size_t quote) {
+    while (quote > 0) {
+        char c = t[--quote];
+        if (c == '(') {
+            return true;
+        }
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            return false;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 std::optional<std::string> python_literal(std::string_view t, std::string_view key) {
@@ -48,9 +62,13 @@ std::optional<std::string> python_literal(std::string_view t, std::string_view k
         char before = at > 0 ? t[at - 1] : '\n';
         char after = end < t.size() ? t[end] : '\n';
         if ((before == '\'' || before == '"') && after == before) {
-            // a dict key ('key': V) or the first half of a pair ('key', V)
+            // a dict key ('key': V), or the first half of a pair ('key', V): only a tuple's
+            // first element, so that a list of names (torch 2.x's `__all__ = ['__version__',
+            // 'debug', 'cuda', 'git_version', ...]`) is not read as pairs
             std::size_t i = skip_blanks(t, end + 1);
-            if (i < t.size() && (t[i] == ':' || t[i] == ',')) {
+            bool dict_key = i < t.size() && t[i] == ':';
+            bool pair = i < t.size() && t[i] == ',' && opens_tuple(t, at - 1);
+            if (dict_key || pair) {
                 if (auto v = literal_at(t, i + 1)) {
                     return v;
                 }

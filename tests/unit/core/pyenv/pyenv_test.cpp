@@ -110,5 +110,46 @@ TEST(PyEnv, NoEnvironmentIsNone) {
     EXPECT_FALSE(active_environment(files));
 }
 
+// conda's pytorch channel installs torch with setuptools: an egg-info (torch-2.2.2-py3.10.egg-info,
+// PKG-INFO inside, as astral-sh/uv#2928 printed it) and conda's own record; torch 2.2.2's real
+// METADATA writes its pins in parentheses. A record alone is read too, and its build string
+// names the CUDA (py3.10_cuda12.1_cudnn8.9.2_0).
+TEST(PyEnv, CondasEggInfoAndRecordAndParenthesisedPins) {
+    test::TempDir t;
+    fs::path prefix = t.path() / "conda";
+    fs::path site = prefix / "lib/python3.10/site-packages";
+    write(site / "torch-2.2.2-py3.10.egg-info/PKG-INFO",
+          "Metadata-Version: 2.1\nName: torch\nVersion: 2.2.2\n"
+          "Requires-Dist: nvidia-cudnn-cu12 (==8.9.2.26) ; platform_system == \"Linux\"\n");
+    write(site / "torch/version.py",
+          "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', "
+          "'git_version', 'hip']\n__version__ = '2.2.2'\ndebug = False\n"
+          "cuda: Optional[str] = '12.1'\ngit_version = '39901f229520a5256505ec24782f716ee7ddc843'\n"
+          "hip: Optional[str] = None\n");
+    RealFiles files({{"CONDA_PREFIX", prefix.string()}, {"PATH", "/nonexistent"}});
+    auto env = active_environment(files);
+    ASSERT_TRUE(env);
+    auto fws = installed_frameworks(files, *env);
+    ASSERT_EQ(fws.size(), 1u);
+    EXPECT_EQ(fws[0].dist.version, "2.2.2");
+    EXPECT_FALSE(fws[0].cpu_only);
+    EXPECT_EQ(fws[0].cuda->str(), "12.1");
+    ASSERT_EQ(fws[0].pins.size(), 1u);
+    EXPECT_EQ(fws[0].pins[0], "nvidia-cudnn-cu12==8.9.2.26");
+    // only conda's record: its build string says the CUDA
+    fs::remove_all(site / "torch-2.2.2-py3.10.egg-info");
+    fs::remove(site / "torch/version.py");
+    write(prefix / "conda-meta/pytorch-2.2.2-py3.10_cuda12.1_cudnn8.9.2_0.json",
+          R"({"name": "pytorch", "version": "2.2.2", "build": "py3.10_cuda12.1_cudnn8.9.2_0"})");
+    write(prefix / "conda-meta/pytorch-cuda-12.1-ha16c6d3_5.json",
+          R"({"name": "pytorch-cuda", "version": "12.1", "build": "ha16c6d3_5"})");
+    fws = installed_frameworks(files, *env);
+    ASSERT_EQ(fws.size(), 1u);
+    EXPECT_EQ(fws[0].dist.version, "2.2.2");
+    ASSERT_TRUE(fws[0].cuda);
+    EXPECT_EQ(fws[0].cuda->str(), "12.1");
+    EXPECT_NE(fws[0].cuda_from.find("conda's record"), std::string::npos);
+}
+
 } // namespace
 } // namespace cudaenv::pyenv

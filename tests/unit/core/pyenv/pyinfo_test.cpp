@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
 namespace cudaenv::pyenv {
 namespace {
 
@@ -90,3 +95,63 @@ TEST(PyInfo, TorchVersionPy) {
 
 } // namespace
 } // namespace cudaenv::pyenv
+
+// The real files (tests/field/samples, each with its source in PROVENANCE.md): torch/version.py
+// of every layout from 1.12 to 2.14 -- 2.x opens with `__all__ = ['__version__', 'debug',
+// 'cuda', 'git_version', ...]`, which must not read as a pair -- and TensorFlow's build_info.py.
+// The CUDA expected comes from the wheel's own tag in the folder name (+cu128 -> 12.8; +cpu and
+// +rocm -> none), not from the file.
+namespace {
+
+std::string sample(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+TEST(PyInfoRealSamples, EveryTorchVersionPyReadsAsItsWheelsTag) {
+    auto dir = std::filesystem::path(CUDAENV_TEST_FIELD) / "samples" / "pytorch";
+    std::map<std::string, std::optional<std::string>> untagged{
+        {"2.2.2", "12.1"},       // PyPI's default build of 2.2.2 is CUDA 12.1
+        {"2.9.1", std::nullopt}, // PyPI's aarch64 wheel of 2.9.1 is a CPU build
+    };
+    int read = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        auto file = e.path() / "torch" / "version.py";
+        if (!std::filesystem::exists(file)) {
+            continue;
+        }
+        std::string name = e.path().filename().string();
+        std::optional<std::string> want;
+        if (auto cu = name.find("+cu"); cu != std::string::npos) {
+            std::string digits = name.substr(cu + 3);
+            want = digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1);
+        } else if (name.find('+') == std::string::npos) {
+            ASSERT_TRUE(untagged.count(name)) << name;
+            want = untagged.at(name);
+        }
+        EXPECT_EQ(cudaenv::pyenv::parse_torch_cuda(sample(file)), want) << name;
+        ++read;
+    }
+    EXPECT_GE(read, 15);
+}
+
+TEST(PyInfoRealSamples, TensorFlowBuildInfoInEveryLayout) {
+    auto dir = std::filesystem::path(CUDAENV_TEST_FIELD) / "samples" / "tensorflow";
+    auto info = [&](const char* name) {
+        return cudaenv::pyenv::parse_tf_build_info(
+            sample(dir / name / "tensorflow" / "python" / "platform" / "build_info.py"));
+    };
+    for (const char* n : {"2.1.0-linux-cuda", "2.2.0-linux-cuda", "2.3.0-linux-cuda"}) {
+        EXPECT_EQ(info(n).cuda.value_or("-"), "10.1") << n;
+    }
+    EXPECT_TRUE(info("2.2.0-linux-cuda").cuda_build);
+    EXPECT_EQ(info("2.8.0-linux-cuda").cuda.value_or("-"), "11.2");
+    EXPECT_EQ(info("2.13.0-linux-cuda").cuda.value_or("-"), "11.8");
+    EXPECT_EQ(info("2.16.1-linux-cuda").cuda.value_or("-"), "12.3");
+    EXPECT_TRUE(info("2.16.1-linux-cuda").cuda_build);
+    EXPECT_FALSE(info("2.16.1-tensorflow-cpu").cuda_build);
+    // Windows wheels name the DLL suffix, not the version: read as written, never as 64.101
+    EXPECT_EQ(info("2.3.0-windows-cuda-REAL").cuda.value_or("-"), "64_101");
+}
