@@ -409,10 +409,14 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         out.push_back(std::move(fw));
     }
     // PyTorch: pip's dist-info, setuptools' egg-info (conda's pytorch channel), or conda's record
+    // (conda's records are read only where pip's and setuptools' files do not say)
     auto torch = find_dist(f, env.sites, "torch");
-    auto conda_torch = conda_record(f, env.prefix, "pytorch");
-    if (!torch && conda_torch && !env.sites.empty()) {
-        torch = Dist{"torch", conda_torch->version, env.sites.front(), conda_torch->file};
+    std::optional<CondaRecord> conda_torch;
+    if (!torch) {
+        conda_torch = conda_record(f, env.prefix, "pytorch");
+        if (conda_torch && !env.sites.empty()) {
+            torch = Dist{"torch", conda_torch->version, env.sites.front(), conda_torch->file};
+        }
     }
     if (torch) {
         Framework fw;
@@ -421,11 +425,15 @@ std::vector<Framework> installed_frameworks(const Files& f, const Environment& e
         fw.version = Version::try_parse(torch->public_version());
         auto text = f.read(torch->site + "/torch/version.py", 64 * 1024);
         auto cuda = text ? parse_torch_cuda(*text) : std::nullopt;
+        if (!text && !conda_torch) {
+            conda_torch = conda_record(f, env.prefix, "pytorch");
+        }
+        auto conda_cuda = conda_torch ? conda_build_cuda(conda_torch->build) : std::nullopt;
         if (cuda) {
             fw.cuda = Version::try_parse(*cuda);
             fw.cuda_from = "torch/version.py";
-        } else if (!text && conda_torch && conda_build_cuda(conda_torch->build)) {
-            fw.cuda = conda_build_cuda(conda_torch->build);
+        } else if (!text && conda_cuda) {
+            fw.cuda = conda_cuda;
             fw.cuda_from = "conda's record (build " + conda_torch->build + ")";
         } else if (text || (conda_torch && conda_torch->build.starts_with("cpu"))) {
             fw.cpu_only = true;
