@@ -12,6 +12,7 @@
  *   bus 00000000:65:00.0      cc 8 0      mig CURRENT PENDING      mig_instance NAME...
  *   temp CURRENT SLOWDOWN     throttle REASONS
  *   persistence 0|1           ecc VOLATILE AGGREGATE   remap PENDING FAILED   retired_pending 0|1
+ *   fabric STATE STATUS       nvmlDeviceGetGpuFabricInfo (3 0: registered; absent: not supported)
  *   smoke ok|wrong|launch RC  doctor --deep's kernel: computed right, wrong, or cuLaunchKernel fails
  * The driver API the smoke test calls runs the kernel on the CPU: device memory is host memory.
  * The NVML and CUDA entry points have their real names and C signatures.
@@ -44,6 +45,8 @@ struct gpu {
     int has_remap;
     unsigned retired_pending;
     int has_retired;
+    unsigned fabric_state;
+    int fabric_status, has_fabric;
 };
 
 static struct {
@@ -98,6 +101,7 @@ static void load(void) {
         else if (g && !strcmp(line, "remap"))
             g->has_remap = sscanf(rest, "%u %u", &g->remap_pending, &g->remap_failed) == 2;
         else if (g && !strcmp(line, "retired_pending")) g->has_retired = sscanf(rest, "%u", &g->retired_pending) == 1;
+        else if (g && !strcmp(line, "fabric")) g->has_fabric = sscanf(rest, "%u %d", &g->fabric_state, &g->fabric_status) == 2;
     }
     fclose(f);
 }
@@ -242,4 +246,15 @@ int nvmlDeviceGetRetiredPagesPendingStatus(void *dev, unsigned *pending) {
     *pending = g->retired_pending;
     return 0;
 }
+/* nvmlGpuFabricInfo_t as nvml.h lays it out (R525 on) */
+struct fabric_info { unsigned char cluster_uuid[16]; int status; unsigned clique_id; unsigned char state; };
+int nvmlDeviceGetGpuFabricInfo(void *dev, struct fabric_info *info) {
+    struct gpu *g = &conf.gpus[((struct handle *)dev)->gpu];
+    memset(info, 0, sizeof *info);
+    if (!g->has_fabric) return 3;
+    info->state = (unsigned char)g->fabric_state;
+    info->status = g->fabric_status;
+    return 0;
+}
+
 #endif

@@ -190,7 +190,10 @@ class Machine:
                        f"#!/bin/sh\necho 'Fabric Manager version is : {fabric_manager}'\n", mode=0o755)
         self.remove("/proc/4242")
         if fabric_manager and running:
-            self.write("/proc/4242/comm", "nv-fabricmanager\n")
+            # as Linux shows it: comm cut to 15 bytes (TASK_COMM_LEN), the full name in cmdline
+            self.write("/proc/4242/comm", "nv-fabricmanage\n")
+            self.write("/proc/4242/cmdline",
+                       "/usr/bin/nv-fabricmanager\0-c\0/usr/share/nvidia/nvswitch/fabricmanager.cfg\0")
 
     def cdi_spec(self, driver="550.54.15", gpus=1):
         """/etc/cdi/nvidia.yaml as `nvidia-ctk cdi generate` writes it for `driver` and `gpus`."""
@@ -353,16 +356,20 @@ class Machine:
                 lines.append(f"remap {g['remap'][0]} {g['remap'][1]}")
             if g.get("retired_pending") is not None:
                 lines.append(f"retired_pending {g['retired_pending']}")
+            if g.get("fabric") is not None:
+                lines.append(f"fabric {g['fabric'][0]} {g['fabric'][1]}")
         self.write(f"{s['libdir']}/fake_gpu.conf", "\n".join(lines) + "\n")
 
     def toolkit(self, prefix="/usr/local/cuda-12.4", cuda="12.4.1", cudart="12.4.127", runtime_int=None,
                 nvcc="12.4.131", cudnn="9.1.1", cudnn_header=None, cudnn_cudart=None, missing=(),
-                stub=True, full_version_file=True, runtime_rc=0, header=True):
+                stub=True, full_version_file=True, runtime_rc=0, header=True, soname=None):
         """A toolkit tree as NVIDIA's redist archives lay it out, with cuDNN flattened into lib64."""
         major, minor = (int(x) for x in cuda.split(".")[:2])
         runtime_int = runtime_int if runtime_int is not None else major * 1000 + minor * 10
         lib = f"{prefix}/lib64"
-        soname = "libcudart.so.11.0" if major == 11 else f"libcudart.so.{major}"
+        # CUDA 10.x names the runtime by major.minor (libcudart.so.10.2), 11.x by 11.0
+        soname = soname or ("libcudart.so.11.0" if major == 11 else
+                            f"libcudart.so.{major}.{minor}" if major <= 10 else f"libcudart.so.{major}")
         real = f"libcudart.so.{cudart}" if full_version_file else soname
         # runtime_rc != 0: a CUDA 11 runtime without a driver returns 35 and leaves *v as it was
         body = f"*v = {runtime_int}; return 0;" if runtime_rc == 0 else f"(void)v; return {runtime_rc};"

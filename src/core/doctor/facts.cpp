@@ -77,9 +77,15 @@ std::optional<Version> parse_nvcc_banner(std::string_view text) {
     return Version::try_parse(trim(rel));
 }
 
-std::string cudart_soname(unsigned cuda_major) {
-    // CUDA 11 kept the ABI version "11.0"; from 12 on it is the major alone.
-    return cuda_major == 11 ? "libcudart.so.11.0" : "libcudart.so." + std::to_string(cuda_major);
+std::string cudart_soname(const Version& cuda) {
+    // CUDA 10.x and older name the runtime by major.minor (libcudart.so.10.2, .9.0); CUDA 11
+    // kept the ABI version "11.0"; from 12 on it is the major alone.
+    unsigned major = cuda.major();
+    if (major <= 10) {
+        return "libcudart.so." + std::to_string(major) + "." +
+               std::to_string(cuda.size() > 1 ? cuda.minor() : 0);
+    }
+    return major == 11 ? "libcudart.so.11.0" : "libcudart.so." + std::to_string(major);
 }
 
 namespace {
@@ -172,6 +178,9 @@ const DriverFacts& Facts::driver() {
         d.nvml_ok = a.loaded && a.error.empty();
         d.nvml_error = a.error;
         d.nvml_version = a.get("driver_version");
+        if (auto code = a.number("init_code")) {
+            d.nvml_init_code = static_cast<int>(*code);
+        }
         auto count = a.number("gpu_count").value_or(0);
         for (long long i = 0; i < count && i < 64; ++i) {
             auto k = [&](const char* f) { return "gpu." + std::to_string(i) + "." + f; };
@@ -220,7 +229,32 @@ const DriverFacts& Facts::driver() {
             g.remap_pending = flag("remap_pending");
             g.remap_failed = flag("remap_failed");
             g.retired_pending = flag("retired_pages_pending");
+            if (auto f = a.number(k("fabric_state")); f && *f > 0 && *f < 256) {
+                g.fabric_state = static_cast<unsigned>(*f);
+                if (auto st = a.number(k("fabric_status"))) {
+                    g.fabric_status = static_cast<int>(*st);
+                }
+            }
             d.gpus.push_back(std::move(g));
+        }
+    }
+    // the libraries' own version, from the real file's name: libnvidia-ml.so.1 ->
+    // libnvidia-ml.so.550.54.15 (NVIDIA's installers and packages name them so)
+    for (std::string_view base : {"libnvidia-ml.so.", "libcuda.so."}) {
+        std::string soname = std::string(base) + "1";
+        const auto& path = base == "libnvidia-ml.so." ? nvml.path : m_loader.pick(soname).path;
+        if (path.empty()) {
+            continue;
+        }
+        std::string real = m_files.canonical(path);
+        std::string name = real.substr(real.rfind('/') + 1);
+        if (name.starts_with(base)) {
+            auto v = Version::try_parse(std::string_view(name).substr(base.size()));
+            if (v && v->size() >= 2 && v->major() >= 100) {
+                d.library_version = v->str();
+                d.library_file = real;
+                break;
+            }
         }
     }
     return *(m_driver = std::move(d));
@@ -311,8 +345,7 @@ const manifest::CudaRelease* Facts::toolkit_release() {
     if (!t.cuda) {
         return nullptr;
     }
-    return m_manifests.cuda_release_for(
-        t.cuda->truncated(std::min<std::size_t>(2, t.cuda->size())));
+    return m_manifests.cuda_release_for(*t.cuda);
 }
 
 bool Facts::in_wsl() {

@@ -56,6 +56,10 @@ struct NvmlGpu {
     std::optional<bool> remap_pending;   ///< a row remapping waits for a reset (Ampere on)
     std::optional<bool> remap_failed;    ///< a row could not be remapped
     std::optional<bool> retired_pending; ///< a page retirement waits for a reset (Volta, older)
+    /// NVLink fabric registration (nvmlDeviceGetGpuFabricInfo, Hopper on): 1 not started, 2 in
+    /// progress, 3 completed; none where NVML does not report it (not supported, older drivers)
+    std::optional<unsigned> fabric_state;
+    std::optional<int> fabric_status; ///< an NVML return code, once completed (0: success)
 };
 
 struct DriverFacts {
@@ -65,6 +69,12 @@ struct DriverFacts {
     bool nvml_ok = false;
     std::string nvml_error;
     std::optional<std::string> nvml_version; ///< nvmlSystemGetDriverVersion
+    std::optional<int> nvml_init_code;       ///< what nvmlInit returned when it failed (18: mismatch)
+    /// The user-space libraries' own version, from the file the loader maps for
+    /// libnvidia-ml.so.1 or libcuda.so.1 (libnvidia-ml.so.550.54.15): what NVML would say when it
+    /// cannot start
+    std::optional<std::string> library_version;
+    std::string library_file; ///< the file that says so
     std::vector<NvmlGpu> gpus;
 
     /// The kernel module's version, else NVML's.
@@ -125,7 +135,7 @@ using sys::parse_driver_version; // /proc/driver/nvidia/version -> "535.104.05" 
 /// "Cuda compilation tools, release 11.8, V11.8.89" -> 11.8.89.
 std::optional<Version> parse_nvcc_banner(std::string_view text);
 
-/// The CUDA major of a libcudart SONAME suffix: libcudart.so.11.0 -> 11.
-std::string cudart_soname(unsigned cuda_major);
+/// The runtime's SONAME for a CUDA: 10.2 -> libcudart.so.10.2, 11.x -> .11.0, 12.x -> .12.
+std::string cudart_soname(const Version& cuda);
 
 } // namespace cudaenv::doctor

@@ -106,8 +106,24 @@ std::optional<std::string> kmsg_message(std::string_view record) {
         return std::nullopt;
     }
     auto end = record.find('\n', semi);
-    return std::string(
-        record.substr(semi + 1, end == std::string_view::npos ? end : end - semi - 1));
+    auto text = record.substr(semi + 1, end == std::string_view::npos ? end : end - semi - 1);
+    // the kernel writes a message's own newlines and other unprintable bytes as \xHH (a
+    // printk of several lines, like "has fallen off the bus"'s, is one record)
+    std::string out;
+    out.reserve(text.size());
+    auto hex = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && i + 3 < text.size() && text[i + 1] == 'x' && hex(text[i + 2]) >= 0 &&
+            hex(text[i + 3]) >= 0) {
+            out.push_back(static_cast<char>(hex(text[i + 2]) * 16 + hex(text[i + 3])));
+            i += 3;
+        } else {
+            out.push_back(text[i]);
+        }
+    }
+    return out;
 }
 
 constexpr std::size_t k_max_kmsg_records = 200000;
@@ -276,6 +292,14 @@ Result<sys::ProcessResult> Files::run(std::vector<std::string> argv) const {
     if (m_config.answers) {
         return m_config.answers->run(processes(), argv, child_options(), {argv[0]});
     }
+    return processes().run(argv, child_options());
+}
+
+Result<sys::ProcessResult> Files::run_live(std::vector<std::string> argv) const {
+    if (argv.empty()) {
+        return Error(ErrorCode::internal, "nothing to run");
+    }
+    argv[0] = at(argv[0]).string();
     return processes().run(argv, child_options());
 }
 

@@ -71,6 +71,8 @@ class Files {
     sys::ProcessOptions child_options() const;
     /// Runs a program of the machine (argv[0] a machine path).
     Result<sys::ProcessResult> run(std::vector<std::string> argv) const;
+    /// Runs a program whose answer is live (a service's state): never remembered.
+    Result<sys::ProcessResult> run_live(std::vector<std::string> argv) const;
     /// Starts what run(argv) would run, early (Answers::prefetch); nothing without answers.
     void prefetch(std::vector<std::string> argv) const;
 

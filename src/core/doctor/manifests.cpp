@@ -28,22 +28,34 @@ std::string Manifests::today() const {
     return buf;
 }
 
-const manifest::CudaRelease* Manifests::cuda_release_for(const Version& mm) {
-    std::string key = mm.str();
+const manifest::CudaRelease* Manifests::cuda_release_for(const Version& v) {
+    std::string key = v.str();
     auto it = m_releases.find(key);
     if (it == m_releases.end()) {
-        std::optional<manifest::CudaRelease> best;
+        // the release the toolkit says it is (12.6.1 is 12.6.1, not 12.6.3); a patch the
+        // manifests do not hold is judged as the newest one before it; a version that names only
+        // its minor (from nvcc or libcudart) as the minor's first release: its driver minimum is
+        // the lowest any of them asks, so the doctor asserts no more than it knows
+        Version mm = v.truncated(std::min<std::size_t>(2, v.size()));
         std::optional<Version> best_v;
         std::error_code ec;
         for (fs::directory_iterator d(m_dir / "cuda", ec), end; !ec && d != end; d.increment(ec)) {
             auto stem = d->path().stem().string();
-            auto v = Version::try_parse(stem);
-            if (!v || d->path().extension() != ".json" || !mm.is_prefix_of(*v) ||
-                (best_v && *v < *best_v)) {
+            auto c = Version::try_parse(stem);
+            if (!c || d->path().extension() != ".json" || !mm.is_prefix_of(*c)) {
                 continue;
             }
-            best_v = v;
+            bool better = v.size() > 2
+                              ? Version::compare_numeric(*c, v) <= 0 && (!best_v || *best_v < *c)
+                              : !best_v || *c < *best_v;
+            if (better) {
+                best_v = c;
+            }
         }
+        if (!best_v && v.size() > 2) {
+            return cuda_release_for(mm); // older than every patch we hold: the minor's first
+        }
+        std::optional<manifest::CudaRelease> best;
         if (best_v) {
             auto path = m_dir / "cuda" / (best_v->str() + ".json");
             std::ifstream in(path);

@@ -20,8 +20,10 @@ class Manifests {
     /// clock's.
     explicit Manifests(std::filesystem::path dir, std::optional<std::string> today = {});
 
-    /// The newest release of a CUDA major.minor; null when unknown.
-    const manifest::CudaRelease* cuda_release_for(const Version& major_minor);
+    /// The release a toolkit of version `v` is: that release (12.6.1); a patch the manifests do
+    /// not hold, the newest before it; a bare major.minor, the minor's first release (the lowest
+    /// driver minimum). Null when the minor is unknown.
+    const manifest::CudaRelease* cuda_release_for(const Version& v);
     const manifest::Rules* rules();
     const std::vector<manifest::Gpu>& gpu_table();
     /// gpu-support.json: GPUs by PCI id, architectures' last branches, branches' end of life.

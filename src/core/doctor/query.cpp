@@ -28,6 +28,13 @@ struct NvmlPciInfo { // nvmlPciInfo_t
     char bus_id[32];
 };
 
+struct NvmlGpuFabricInfo { // nvmlGpuFabricInfo_t (R525 on): the GPU's NVLink fabric registration
+    unsigned char cluster_uuid[16];
+    int status; ///< an nvmlReturn_t; meaningful once state is completed
+    unsigned clique_id;
+    unsigned char state; ///< 0 not supported, 1 not started, 2 in progress, 3 completed
+};
+
 template <typename F> F sym(void* h, const char* name) {
     return reinterpret_cast<F>(::dlsym(h, name));
 }
@@ -44,7 +51,7 @@ void query_nvml(void* h, std::ostream& out) {
     }
     if (int rc = init(); rc != k_nvml_success) {
         out << "error=nvmlInit failed: " << (error_string ? error_string(rc) : "code") << " (" << rc
-            << ")\n";
+            << ")\ninit_code=" << rc << "\n";
         return;
     }
     char buf[256] = {};
@@ -83,6 +90,7 @@ void query_nvml(void* h, std::ostream& out) {
         h, "nvmlDeviceGetRemappedRows");
     auto retired_pending =
         sym<int (*)(nvmlDevice_t, unsigned*)>(h, "nvmlDeviceGetRetiredPagesPendingStatus");
+    auto fabric = sym<int (*)(nvmlDevice_t, NvmlGpuFabricInfo*)>(h, "nvmlDeviceGetGpuFabricInfo");
     auto reasons = sym<int (*)(nvmlDevice_t, unsigned long long*)>(
         h, "nvmlDeviceGetCurrentClocksEventReasons");
     if (!reasons) {
@@ -151,6 +159,11 @@ void query_nvml(void* h, std::ostream& out) {
                 << k << "remap_failed=" << failed << "\n";
         } else if (retired_pending && retired_pending(dev, &state) == k_nvml_success) {
             out << k << "retired_pages_pending=" << state << "\n";
+        }
+        NvmlGpuFabricInfo fi{};
+        if (fabric && fabric(dev, &fi) == k_nvml_success && fi.state != 0) {
+            out << k << "fabric_state=" << static_cast<unsigned>(fi.state) << "\n"
+                << k << "fabric_status=" << fi.status << "\n";
         }
     }
     if (auto shutdown = sym<int (*)()>(h, "nvmlShutdown")) {

@@ -3,6 +3,7 @@
 #include "../manifest/gpu_support.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace cudaenv {
 
@@ -15,25 +16,41 @@ std::string lower(std::string s) {
     return s;
 }
 
-/// The family table's row whose name the GPU's name contains (the longest such name).
-const manifest::Gpu* family_row(const std::vector<manifest::Gpu>& family, const GpuId& gpu) {
-    std::string n = lower(gpu.name);
-    const manifest::Gpu* best = nullptr;
-    std::size_t best_len = 0;
-    for (const auto& g : family) {
-        std::string model = lower(g.name);
-        for (std::string_view prefix : {"nvidia ", "geforce "}) {
-            if (model.starts_with(prefix)) {
-                model = model.substr(prefix.size());
-            }
+} // namespace
+
+bool names_model(std::string_view gpu_name, std::string_view model) {
+    std::string n = lower(std::string(gpu_name));
+    std::string m = lower(std::string(model));
+    for (std::string_view prefix : {"nvidia ", "geforce "}) {
+        if (m.starts_with(prefix)) {
+            m = m.substr(prefix.size());
         }
-        if (!model.empty() && model.size() > best_len && n.find(model) != std::string::npos) {
+    }
+    if (m.empty()) {
+        return false;
+    }
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    for (auto at = n.find(m); at != std::string::npos; at = n.find(m, at + 1)) {
+        bool starts = at == 0 || !word(n[at - 1]);
+        bool ends = at + m.size() == n.size() || !word(n[at + m.size()]);
+        if (starts && ends) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const manifest::Gpu* family_row(const std::vector<manifest::Gpu>& family, std::string_view name) {
+    const manifest::Gpu* best = nullptr;
+    for (const auto& g : family) {
+        if (names_model(name, g.name) && (!best || g.name.size() > best->name.size())) {
             best = &g;
-            best_len = model.size();
         }
     }
     return best;
 }
+
+namespace {
 
 std::string sm_text(unsigned cc) {
     return "sm_" + std::to_string(cc);
@@ -71,100 +88,85 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
             " (PCI 10de:" + (device.empty() ? gpu.device : device) +
             (subsystem.empty() ? "" : ", subsystem " + subsystem) + ")";
     const auto* l = device.empty() ? nullptr : support.find(device, subsystem, &v.exact);
+    v.by_id = l != nullptr;
+    // the GPU's model by NVIDIA's name for its PCI id where the lists have it, else the name
+    // the machine gives, matched as whole words (a GA107M is not an A10)
+    const auto* row = family_row(family, l ? l->name : gpu.name);
+    if (!row && l) {
+        row = family_row(family, gpu.name);
+    }
+    unsigned cc = gpu.compute_capability ? gpu.compute_capability : row ? row->compute_capability : 0;
+    std::string listed = l ? "NVIDIA's open-module lists name PCI 10de:" + device +
+                                 (v.exact ? " subsystem " + subsystem : std::string()) + " (" +
+                                 l->name + ")"
+                           : "PCI 10de:" + (device.empty() ? gpu.device : device) +
+                                 " is not in NVIDIA's open-module lists";
+    // 1. the architecture's last branch (NVIDIA's CUDA Toolkit, Driver and Architecture Matrix):
+    //    a fact about every GPU of it
+    if (past_last_branch(support, cc, driver, v)) {
+        v.why = listed + "; " + v.why;
+        return v;
+    }
+    if (l && !l->listed_in_newest && driver.major() > l->first_per_branch.rbegin()->first) {
+        // dropped from the newest driver's list and the driver is past every branch naming it
+        v.kind = GpuDriverVerdict::Kind::too_new;
+        v.last_branch = l->first_per_branch.rbegin()->first;
+        v.why = listed + " for the last time in " + l->last_listed.str() +
+                "; the newest driver the lists know drops it";
+        return v;
+    }
+    // 2. the lists say when a GPU was first named, not the driver it needs (the open modules
+    //    listed every GPU of 2022 from their first tag, the T4 only from 575): they answer yes,
+    //    never no
     if (l) {
-        v.by_id = true;
-        std::string listed = "NVIDIA's driver lists name PCI 10de:" + device +
-                             (v.exact ? " subsystem " + subsystem : std::string()) + " (" +
-                             l->name + ")";
-        unsigned branch = driver.major();
-        auto known = support.known_branches();
-        unsigned first_branch = l->first_per_branch.begin()->first;
-        unsigned last_branch = l->first_per_branch.rbegin()->first;
-        // the first mainline driver: "this or newer" holds from it on (an off-mainline tag
-        // that lists the GPU earlier drives it, but the mainline drivers after it may not)
         Version first = l->first_per_branch.begin()->second;
-        std::string off = l->off_mainline ? " (and the off-mainline " + l->off_mainline->str() + ")"
-                                          : std::string();
         if (l->off_mainline && Version::compare_numeric(driver, *l->off_mainline) == 0) {
             v.kind = GpuDriverVerdict::Kind::ok;
             v.why = listed + " from driver " + l->off_mainline->str();
             return v;
         }
-        if (auto it = l->first_per_branch.find(branch); it != l->first_per_branch.end()) {
-            if (Version::compare_numeric(driver, it->second) >= 0) {
-                v.kind = GpuDriverVerdict::Kind::ok;
-                v.why = listed + " on the R" + std::to_string(branch) + " branch from " +
-                        it->second.str();
-                return v;
-            }
+        auto it = l->first_per_branch.find(driver.major());
+        bool named = (it != l->first_per_branch.end() &&
+                      Version::compare_numeric(driver, it->second) >= 0) ||
+                     (driver.major() > l->first_per_branch.rbegin()->first &&
+                      Version::compare_numeric(driver, first) >= 0);
+        if (!named && row && row->min_driver &&
+            Version::compare_numeric(driver, *row->min_driver) < 0) {
+            // the family rule: a driver older than the first CUDA of the GPU's SM cannot know it
             v.kind = GpuDriverVerdict::Kind::too_old;
-            v.need = it->second;
-            v.why = listed + " on the R" + std::to_string(branch) + " branch from " +
-                    it->second.str() + " on (first listed in " + first.str() + off + ")";
+            v.need = row->min_driver;
+            v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
             return v;
         }
-        if (branch < first_branch) {
-            v.kind = GpuDriverVerdict::Kind::too_old;
-            v.need = first;
-            v.why = listed + " first in driver " + first.str() + " (R" +
-                    std::to_string(first_branch) + ")" + off;
-            return v;
+        if (!named) {
+            auto next = l->first_per_branch.lower_bound(driver.major());
+            v.listed_from = next != l->first_per_branch.end() ? next->second : first;
+            if (it != l->first_per_branch.end()) {
+                v.listed_from = it->second;
+            }
         }
-        if (branch > last_branch || !known.count(branch)) {
-            // a branch the lists never name: newer than the data, or one without tags
-            if (!l->listed_in_newest && branch > last_branch) {
-                v.kind = GpuDriverVerdict::Kind::too_new;
-                v.last_branch = last_branch;
-                v.why = listed + " for the last time in " + l->last_listed.str() +
-                        "; the newest driver the lists know drops it";
-                return v;
-            }
-            if (past_last_branch(support, gpu.compute_capability, driver, v)) {
-                return v;
-            }
-            v.kind = Version::compare_numeric(driver, first) >= 0 ? GpuDriverVerdict::Kind::ok
-                                                                  : GpuDriverVerdict::Kind::too_old;
-            if (v.kind == GpuDriverVerdict::Kind::too_old) {
-                v.need = first;
-            }
-            v.why = listed + " from " + first.str() + " on; the lists do not know the R" +
-                    std::to_string(branch) + " branch itself";
-            return v;
-        }
-        // a branch the lists know, between the GPU's first and last, that does not name it
-        v.kind = GpuDriverVerdict::Kind::too_old;
-        auto next = l->first_per_branch.upper_bound(branch);
-        v.need = next->second;
-        v.why = listed + ", but not the R" + std::to_string(branch) +
-                " branch: it is listed from " + next->second.str() + " (R" +
-                std::to_string(next->first) + ")";
+        v.kind = named ? GpuDriverVerdict::Kind::ok : GpuDriverVerdict::Kind::unknown;
+        v.why = listed + (named ? " in driver " + driver.str() + "'s branch"
+                                : " from " + v.listed_from.value_or(first).str() +
+                                      " (when a list first named it: not a minimum)") +
+                (row && !named ? "; by family (" + row->name + "): " + row->min_driver_basis
+                               : std::string());
         return v;
     }
-    // Not listed: the open kernel modules list Turing and newer; older GPUs, and ids newer than
-    // the data, take the family rule.
-    std::string unknown =
-        device.empty() ? "the GPU's PCI id is unknown"
-                       : "PCI 10de:" + device + " is not in NVIDIA's lists the manifests hold";
-    unsigned cc = gpu.compute_capability;
-    const auto* row = family_row(family, gpu);
-    if (!cc && row) {
-        cc = row->compute_capability;
-    }
-    if (past_last_branch(support, cc, driver, v)) {
-        v.why = unknown + "; by family: " + v.why;
+    // not listed: the family rule: a driver older than the first CUDA of the GPU's SM cannot know it
+    if (row && row->min_driver && Version::compare_numeric(driver, *row->min_driver) < 0) {
+        v.kind = GpuDriverVerdict::Kind::too_old;
+        v.need = row->min_driver;
+        v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
         return v;
     }
     if (row && row->min_driver) {
-        bool old = Version::compare_numeric(driver, *row->min_driver) < 0;
-        v.kind = old ? GpuDriverVerdict::Kind::too_old : GpuDriverVerdict::Kind::ok;
-        if (old) {
-            v.need = row->min_driver;
-        }
-        v.why = unknown + "; by family (" + row->name + "): " + row->min_driver_basis;
+        v.kind = GpuDriverVerdict::Kind::ok;
+        v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
         return v;
     }
     v.kind = GpuDriverVerdict::Kind::unknown;
-    v.why = unknown + " and the family rule has no minimum for it";
+    v.why = listed + " and the family rule has no minimum for it";
     return v;
 }
 

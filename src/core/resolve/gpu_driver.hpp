@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudaenv {
@@ -34,9 +35,24 @@ struct GpuDriverVerdict {
     std::string gpu;             ///< "NVIDIA H100 PCIe (PCI 10de:2331, subsystem 10de:1626)"
     std::optional<Version> need; ///< too_old: the oldest driver that drives it on a fitting branch
     std::optional<unsigned> last_branch; ///< too_new
+    /// NVIDIA's lists name the GPU from this driver on (the branch's first listing, else the
+    /// first): a driver from there drives it. An upper bound of the minimum, never the minimum.
+    std::optional<Version> listed_from;
     std::string why;                     ///< one sentence: what the data says and where it is from
 };
 
+/// `gpu_name` names `model` (the family table's "NVIDIA A10", without "NVIDIA "/"GeForce ") as
+/// whole words, case-insensitive: "NVIDIA A10" names A10, "GA107M [GeForce RTX 3050 Mobile]"
+/// does not.
+bool names_model(std::string_view gpu_name, std::string_view model);
+/// The family table's row a GPU name names (the longest such: "RTX 3060 Ti" over "RTX 3060").
+const manifest::Gpu* family_row(const std::vector<manifest::Gpu>& family, std::string_view name);
+
+/// Does `driver` drive `gpu`, as far as the data can tell? Evidence on the machine (a driver bound
+/// to the GPU, NVML enumerating it) outranks this verdict. `too_new`: the GPU's architecture
+/// ended on an older branch (NVIDIA's matrix). `too_old`: the driver predates the first CUDA with
+/// the GPU's SM (the family rule). NVIDIA's open-module lists say when a GPU was first named, so
+/// they answer `ok` (listed) and never `too_old`.
 GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
                                   const std::vector<manifest::Gpu>& family,
                                   const GpuId& gpu,

@@ -1,4 +1,5 @@
 #include "../../manifest/gpu_support.hpp"
+#include "../../resolve/gpu_driver.hpp"
 #include "probes.hpp"
 
 #include <algorithm>
@@ -54,22 +55,7 @@ std::string lib_dir(Host& h, const std::string& prefix) {
 }
 
 const manifest::Gpu* gpu_model(Host& h, const std::string& name) {
-    std::string n = lower(name);
-    const manifest::Gpu* best = nullptr;
-    std::size_t best_len = 0;
-    for (const auto& g : h.manifests().gpu_table()) {
-        std::string model = lower(g.name);
-        for (std::string_view prefix : {"nvidia ", "geforce "}) {
-            if (model.starts_with(prefix)) {
-                model = model.substr(prefix.size());
-            }
-        }
-        if (model.size() > best_len && n.find(model) != std::string::npos) {
-            best = &g;
-            best_len = model.size();
-        }
-    }
-    return best;
+    return family_row(h.manifests().gpu_table(), name);
 }
 
 std::string library_label(const std::string& soname) {

@@ -79,6 +79,9 @@ namespace {
 /// What /usr/local/cuda itself is, judged alone.
 Finding link_finding(Host& h, const activate::LinkState& state, std::vector<std::string> details) {
     using Kind = activate::LinkState::Kind;
+    if (state.kind == Kind::absent && h.facts().toolkit().prefix.empty()) {
+        return skip("/usr/local/cuda does not exist, and no CUDA toolkit is installed");
+    }
     if (state.kind == Kind::absent) {
         return warn("/usr/local/cuda does not exist: build scripts and frameworks that hard-code "
                     "it find no CUDA",

@@ -1,5 +1,6 @@
 // Probe 2: the kernel driver: module loaded, /proc/driver/nvidia/version, device nodes, and the
 // kernel module agreeing with the user-space libraries.
+#include "../../manifest/gpu_support.hpp"
 #include "../../resolve/gpu_driver.hpp"
 #include "../module_signature.hpp"
 #include "../pci_chips.hpp"
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 namespace cudaenv::doctor::checks {
@@ -313,6 +315,23 @@ std::optional<Finding> module_blocked(Host& h,
                             "), then sudo modprobe nvidia; or boot the kernel it was built for",
                         {"DKMS built: " + join(built), "running: " + kernel});
         }
+        // NVIDIA's .run installer without DKMS builds for the kernel it ran on, once
+        std::vector<std::string> others;
+        for (const auto& k : h.files().list("/lib/modules")) {
+            if (k != kernel && !module_files(h, k).empty()) {
+                others.push_back(k);
+            }
+        }
+        if (!others.empty() && !kernel.empty()) {
+            return fail("the nvidia module is installed for kernel " + join(others) +
+                            " only, not the running kernel " + kernel +
+                            ": it was built once (NVIDIA's .run installer without DKMS) and the "
+                            "kernel was upgraded since",
+                        "rerun NVIDIA's installer for this kernel with DKMS (sudo sh "
+                        "NVIDIA-Linux-*.run --dkms; it needs linux-headers-" +
+                            kernel + "), or boot the kernel it was built for",
+                        {"module found for: " + join(others), "running: " + kernel});
+        }
         return std::nullopt;
     }
     return signing.refused;
@@ -393,23 +412,41 @@ struct Unsupported {
     std::string old_what() const { return join(old_gpus); }
 };
 
-Unsupported unsupported_by(Host& h, const Version& version) {
+std::string older_branch_fix(unsigned branch) {
+    return "install the newest R" + std::to_string(branch) +
+           " driver (NVIDIA's legacy driver for this architecture; e.g. sudo apt install "
+           "nvidia-driver-" +
+           std::to_string(branch) +
+           " on Ubuntu), then reboot; newer CUDA toolkits stay usable "
+           "through the toolkits that branch supports";
+}
+
+std::string newer_driver_fix(const Version& need) {
+    return "install NVIDIA driver " + need.str() +
+           " or newer (NVIDIA's CUDA repository: sudo apt install cuda-drivers; or NVIDIA's .run "
+           "installer; a distribution's driver package only if its version is at least that), "
+           "then reboot";
+}
+
+Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::string>& only = {}) {
     Unsupported out;
     const auto& pci = h.facts().pci_gpus();
     for (std::size_t i = 0; i < pci.size(); ++i) {
+        if (!only.empty() && !only.contains(pci[i].address)) {
+            continue;
+        }
         GpuId id{pci[i].device_id, pci[i].subsystem, pci[i].name, 0};
-        if (const auto* model = gpu_model(h, pci[i].name)) {
-            id.compute_capability = model->compute_capability;
-        } else if (auto chip = chip_of_device(pci[i].device_id)) {
+        if (auto chip = chip_of_device(pci[i].device_id)) {
             id.compute_capability = chip->compute_capability;
         }
         auto v =
             check_gpu_driver(h.manifests().gpu_support(), h.manifests().gpu_table(), id, version);
-        const auto* model = gpu_model(h, pci[i].name);
+        const auto* listing = h.manifests().gpu_support().find(
+            manifest::normalize_pci_id(pci[i].device_id), pci[i].subsystem);
         std::string dev =
             pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
         std::string label = "GPU " + std::to_string(i) + " (" +
-                            (model ? model->name : pci[i].name) + ", PCI 10de:" + dev +
+                            (listing ? listing->name : pci[i].name) + ", PCI 10de:" + dev +
                             (v.exact ? " subsystem " + pci[i].subsystem : std::string()) +
                             (id.compute_capability ? ", " + sm(id.compute_capability) : "") + ")";
         if (!v.by_id) {
@@ -432,20 +469,268 @@ Unsupported unsupported_by(Host& h, const Version& version) {
     return out;
 }
 
-std::string older_branch_fix(unsigned branch) {
-    return "install the newest R" + std::to_string(branch) +
-           " driver (NVIDIA's legacy driver for this architecture; e.g. sudo apt install "
-           "nvidia-driver-" +
-           std::to_string(branch) +
-           " on Ubuntu), then reboot; newer CUDA toolkits stay usable "
-           "through the toolkits that branch supports";
+/// What the kernel log says about why a GPU was not taken: NVRM's messages, each printk a record
+/// of its own, joined into paragraphs ("The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b80) /
+/// installed in this system is not supported by the / NVIDIA 590.44.01 driver release.").
+struct LogWord {
+    enum class Kind { unsupported, legacy, needs_gsp, init_failed, not_probed, bound_elsewhere, api_mismatch } kind;
+    std::string address; ///< "0000:01:00.0" where the message names it
+    std::string release; ///< the driver release it names, or the legacy branch ("580.xx")
+    std::string text;    ///< the paragraph, as the kernel printed it
+};
+
+std::vector<LogWord> kernel_log_words(Host& h) {
+    std::vector<std::string> paragraphs;
+    bool open = false;
+    for (const auto& m : h.files().kernel_log().messages) {
+      bool first = true;
+      for (const auto& l : detail::lines_of(m)) {
+        std::string_view line(l);
+        bool nvrm = line.starts_with("NVRM:");
+        if (!nvrm && first) {
+            open = false;
+            break;
+        }
+        if (nvrm) {
+            line.remove_prefix(5);
+        }
+        std::string piece = detail::trim(line);
+        bool continued = !first;
+        first = false;
+        // a paragraph ends where the next message starts one of its own
+        bool starts = piece.starts_with("The NVIDIA ") || piece.starts_with("GPU ") ||
+                      piece.starts_with("API mismatch") || piece.starts_with("Xid ") ||
+                      piece.starts_with("loading ") || piece.starts_with("The NVIDIA probe");
+        if (!open || (starts && !continued)) {
+            paragraphs.emplace_back();
+        }
+        if (!paragraphs.back().empty()) {
+            paragraphs.back() += ' ';
+        }
+        paragraphs.back() += piece;
+        open = true;
+      }
+    }
+    auto after = [](const std::string& p, std::string_view key) -> std::string {
+        auto at = p.find(key);
+        if (at == std::string::npos) {
+            return {};
+        }
+        auto from = at + key.size();
+        auto end = p.find_first_of(" ),:", from);
+        return p.substr(from, end == std::string::npos ? std::string::npos : end - from);
+    };
+    std::vector<LogWord> out;
+    for (const auto& p : paragraphs) {
+        // "The NVIDIA GPU 0000:01:00.0 (PCI ID: ...)", "GPU 0000:01:00.0: RmInitAdapter ..."
+        auto address_after = [&](std::string_view key) -> std::string {
+            auto at = p.find(key);
+            if (at == std::string::npos) {
+                return {};
+            }
+            std::string a;
+            for (std::size_t i = at + key.size(); i < p.size(); ++i) {
+                char c = static_cast<char>(std::tolower(static_cast<unsigned char>(p[i])));
+                if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+                    break;
+                }
+                a.push_back(c);
+            }
+            while (!a.empty() && (a.back() == ':' || a.back() == '.')) {
+                a.pop_back();
+            }
+            return std::count(a.begin(), a.end(), ':') == 2 ? a : std::string();
+        };
+        std::string address = address_after("The NVIDIA GPU ");
+        if (address.empty()) {
+            address = address_after("GPU ");
+        }
+        if (p.find("not supported by open nvidia.ko") != std::string::npos) {
+            out.push_back({LogWord::Kind::needs_gsp, address, {}, p});
+        } else if (p.find("is already bound to") != std::string::npos) {
+            out.push_back({LogWord::Kind::bound_elsewhere, address, after(p, "is already bound to "), p});
+        } else if (p.find("supported through the NVIDIA") != std::string::npos) {
+            out.push_back({LogWord::Kind::legacy, address, after(p, "supported through the NVIDIA "), p});
+        } else if (p.find("is not supported by the") != std::string::npos) {
+            out.push_back({LogWord::Kind::unsupported, address, after(p, "not supported by the NVIDIA "), p});
+        } else if (p.find("RmInitAdapter failed") != std::string::npos ||
+                   p.find("rm_init_adapter failed") != std::string::npos) {
+            out.push_back({LogWord::Kind::init_failed, address, {}, p});
+        } else if (p.find("probe routine was not called") != std::string::npos) {
+            out.push_back({LogWord::Kind::not_probed, {}, {}, p});
+        } else if (p.starts_with("API mismatch")) {
+            out.push_back({LogWord::Kind::api_mismatch, {}, {}, p});
+        }
+    }
+    return out;
 }
 
-std::string newer_driver_fix(const Version& need) {
-    return "install NVIDIA driver " + need.str() +
-           " or newer (NVIDIA's CUDA repository: sudo apt install cuda-drivers; or NVIDIA's .run "
-           "installer; a distribution's driver package only if its version is at least that), "
-           "then reboot";
+/// NVML's bus id ("00000000:65:00.0") as sysfs names the device ("0000:65:00.0").
+std::string pci_address(std::string bus_id) {
+    for (char& c : bus_id) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    auto colon = bus_id.find(':');
+    if (colon != std::string::npos && colon > 4) {
+        bus_id.erase(0, colon - 4);
+    }
+    return bus_id;
+}
+
+/// The kernel driver bound to each NVIDIA GPU on the PCI bus, by address (sysfs' `driver` link:
+/// nvidia, nouveau, nova_core, vfio-pci); absent where none is bound.
+std::map<std::string, std::string> bound_drivers(Host& h) {
+    std::map<std::string, std::string> out;
+    for (const auto& g : h.facts().pci_gpus()) {
+        if (auto target = h.files().read_link(g.sysfs + "/driver")) {
+            out[g.address] = target->substr(target->rfind('/') + 1);
+        }
+    }
+    return out;
+}
+
+/// A GPU held by a driver other than NVIDIA's: the fix, by who holds it.
+std::optional<Finding> other_owner(const std::map<std::string, std::string>& bound) {
+    for (const auto& [address, owner] : bound) {
+        if (owner == "nvidia") {
+            continue;
+        }
+        std::vector<std::string> details{address + " is bound to " + owner +
+                                         " (/sys/bus/pci/devices/" + address + "/driver)"};
+        if (owner == "nouveau") {
+            return fail("the nouveau driver is loaded and holds the GPU " + address +
+                            ": the nvidia module cannot bind it",
+                        nouveau_fix(),
+                        details);
+        }
+        if (lower(owner).starts_with("nova")) { // nova_core; its PCI driver calls itself NovaCore
+            return fail("Linux's nova_core driver (" + owner + ") holds the GPU " + address +
+                            ": the nvidia module cannot bind it",
+                        "blacklist nova_core: printf 'blacklist nova_core\\nblacklist "
+                        "nova_drm\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf, then sudo "
+                        "update-initramfs -u (dracut -f on RHEL) and reboot; or boot with "
+                        "module_blacklist=nova_core",
+                        details);
+        }
+        if (owner.starts_with("vfio")) {
+            return fail("the GPU " + address + " is bound to " + owner +
+                            " for passthrough to a virtual machine: this host's nvidia driver "
+                            "cannot use it",
+                        "to use it here, remove its id from vfio-pci.ids (kernel command line "
+                        "or /etc/modprobe.d) and reboot; to use it in the VM, run the doctor "
+                        "there",
+                        details);
+        }
+        return fail("the GPU " + address + " is held by the " + owner +
+                        " driver: the nvidia module cannot bind it",
+                    "unbind it (echo " + address + " | sudo tee /sys/bus/pci/drivers/" + owner +
+                        "/unbind) and keep " + owner +
+                        " from binding it at boot (blacklist it in /etc/modprobe.d), then "
+                        "sudo modprobe nvidia",
+                    details);
+    }
+    return std::nullopt;
+}
+
+/// Blackwell and newer GPUs are driven by NVIDIA's open kernel modules only: the proprietary
+/// module loads and binds them, and their initialisation fails (NVIDIA's driver README, "Open
+/// Linux Kernel Modules").
+std::optional<Finding> blackwell_needs_open(Host& h, const std::set<std::string>& untaken) {
+    auto text = h.files().read("/proc/driver/nvidia/version", 4096);
+    if (!text || text->find("Open Kernel Module") != std::string::npos) {
+        return std::nullopt;
+    }
+    for (const auto& g : h.facts().pci_gpus()) {
+        auto chip = chip_of_device(g.device_id);
+        if (untaken.contains(g.address) && chip && chip->compute_capability >= 100) {
+            std::string dev = g.device_id.rfind("0x", 0) == 0 ? g.device_id.substr(2) : g.device_id;
+            return fail("the GPU " + g.address + " (PCI 10de:" + dev + ", " +
+                            sm(chip->compute_capability) +
+                            ") is a Blackwell or newer GPU, which only NVIDIA's open kernel "
+                            "module drives; the proprietary module is loaded",
+                        "install the open kernel module of the same driver (Ubuntu: "
+                        "nvidia-driver-<branch>-open; NVIDIA's .run installer: -m=kernel-open; "
+                        "RHEL: the open-dkms stream), then reboot",
+                        {"/proc/driver/nvidia/version: " + detail::trim(text->substr(0, text->find('\n')))});
+        }
+    }
+    return std::nullopt;
+}
+
+/// What the kernel log says about one GPU that the driver did not take, as a finding.
+std::optional<Finding> logged_reason(Host& h, const std::vector<LogWord>& words,
+                                     const std::string& address, const std::string& driver) {
+    for (const auto& w : words) {
+        if (!w.address.empty() && !address.empty() && w.address != address) {
+            continue;
+        }
+        std::vector<std::string> details{"kernel log: NVRM: " + w.text};
+        switch (w.kind) {
+        case LogWord::Kind::legacy: {
+            std::string branch = w.release.substr(0, w.release.find('.'));
+            return fail("the kernel log says the GPU " + w.address + " is supported through the " +
+                            "NVIDIA " + w.release + " legacy drivers: driver " +
+                            (driver.empty() ? std::string("installed") : driver) +
+                            " ignores it",
+                        older_branch_fix(static_cast<unsigned>(std::stoul("0" + branch))),
+                        details);
+        }
+        case LogWord::Kind::unsupported: {
+            auto bad = unsupported_by(h, *Version::try_parse(w.release.empty() ? "0.0" : w.release),
+                                      {w.address});
+            std::string fix = bad.last_branch ? older_branch_fix(*bad.last_branch)
+                              : bad.need      ? newer_driver_fix(*bad.need)
+                                              : "install a driver that lists the GPU (NVIDIA's "
+                                                "driver search, or the README's Appendix A of "
+                                                "a newer release), then reboot";
+            for (const auto& b : bad.basis) {
+                details.push_back("lists: " + b);
+            }
+            return fail("the kernel log says the GPU " + w.address +
+                            " is not supported by the NVIDIA " + w.release + " driver release",
+                        fix,
+                        details);
+        }
+        case LogWord::Kind::init_failed:
+            return fail("the driver could not initialise the GPU " + w.address +
+                            " (RmInitAdapter failed): a hardware, firmware or power fault, not "
+                            "a driver version",
+                        "turn on Above 4G Decoding and Resizable BAR in the firmware where it is off (new GPUs need it), reseat or power-cycle the GPU (cold boot), check its power cables and "
+                        "the slot; with the open module on an older GPU try the proprietary "
+                        "one; if it persists, run NVIDIA's field diagnostics or RMA it",
+                        details);
+        case LogWord::Kind::needs_gsp:
+            return fail("the kernel log says the GPU " + w.address +
+                            " cannot be driven by NVIDIA's open kernel module: it has no GPU "
+                            "System Processor (GSP), which the open module needs (GPUs before "
+                            "Turing)",
+                        "install the proprietary kernel module of the same driver (Ubuntu: "
+                        "nvidia-driver-<branch> rather than nvidia-driver-<branch>-open; "
+                        "NVIDIA's .run installer: -m=kernel; Fedora/RHEL: the proprietary "
+                        "akmod/dkms stream); from R590 on, these GPUs need the R580 legacy "
+                        "branch",
+                        details);
+        case LogWord::Kind::bound_elsewhere: {
+            std::string owner = w.release.empty() ? "another driver" : w.release;
+            if (!owner.empty() && owner.back() == '.') {
+                owner.pop_back();
+            }
+            if (auto o = other_owner({{w.address, owner}})) {
+                o->details.insert(o->details.begin(), details.begin(), details.end());
+                return o;
+            }
+            break;
+        }
+        case LogWord::Kind::not_probed:
+            return fail("the kernel log says another driver owned the GPU when the nvidia "
+                        "module loaded (\"probe routine was not called\")",
+                        nouveau_fix(),
+                        details);
+        case LogWord::Kind::api_mismatch:
+            break;
+        }
+    }
+    return std::nullopt;
 }
 
 /// An installed driver too old or too new for a GPU on the bus: the module cannot bind it and
@@ -476,8 +761,19 @@ std::optional<Finding> installed_unsupported(Host& h, const std::vector<Installe
 
 /// The module is not loaded: why, where the machine shows it.
 Finding not_loaded(Host& h) {
+    // evidence first: who holds the GPU (sysfs), what the kernel said when the module tried
+    if (auto owner = other_owner(bound_drivers(h))) {
+        return *owner;
+    }
     auto installed =
         h.facts().container().empty() ? installed_drivers(h) : std::vector<Installed>{};
+    auto words = kernel_log_words(h);
+    for (const auto& g : h.facts().pci_gpus()) {
+        if (auto why = logged_reason(
+                h, words, g.address, installed.empty() ? "" : installed.front().version.str())) {
+            return *why;
+        }
+    }
     if (auto bad = installed_unsupported(h, installed)) {
         return *bad;
     }
@@ -513,6 +809,52 @@ Finding not_loaded(Host& h) {
                 "modprobe means the install is broken: reinstall it");
 }
 
+/// The kernel module and the user-space libraries are different versions: NVML answers
+/// "Driver/library version mismatch" (error 18) and every CUDA program fails. Which side is newer
+/// says what happened: newer libraries are an upgrade whose module is not loaded yet (reboot);
+/// a newer module is libraries left behind or brought in (a container image, a second install).
+std::optional<Issue> mismatch(Host& h) {
+    const auto& d = h.facts().driver();
+    if (!d.module_version) {
+        return std::nullopt;
+    }
+    std::string libs = d.nvml_version.value_or(d.library_version.value_or(""));
+    std::string from = d.nvml_version ? "NVML" : d.library_file;
+    auto mod = Version::try_parse(*d.module_version);
+    auto lib = Version::try_parse(libs);
+    bool nvml_says = d.nvml_init_code == 18;
+    if (!mod || !lib || (*mod == *lib && !nvml_says)) {
+        return std::nullopt;
+    }
+    std::string what = "driver/library version mismatch: kernel module " + mod->str() +
+                       ", user-space libraries " + lib->str() + " (" + from + ")" +
+                       (nvml_says ? "; NVML refuses to start (error 18)" : "");
+    int cmp = Version::compare_numeric(*lib, *mod) < 0 ? -1 : *lib == *mod ? 0 : 1;
+    if (cmp > 0) {
+        return Issue{Status::fail,
+                     what + ": the libraries are newer -- the driver was upgraded and the old "
+                            "module is still loaded",
+                     "reboot (or unload and reload the module: sudo rmmod nvidia_uvm nvidia_drm "
+                     "nvidia_modeset nvidia && sudo modprobe nvidia nvidia-uvm)"};
+    }
+    if (cmp < 0) {
+        return Issue{Status::fail,
+                     what + ": the kernel module is newer -- these libraries are an older "
+                            "install's, left behind or brought in (a container image, a second "
+                            "driver package)",
+                     "install the user-space libraries of driver " + mod->str() +
+                         " (Ubuntu: sudo apt install libnvidia-compute-" +
+                         std::to_string(mod->major()) + " nvidia-utils-" +
+                         std::to_string(mod->major()) +
+                         "; in a container, do not install driver packages in the image) and "
+                         "remove the older copy; a reboot does not fix this"};
+    }
+    return Issue{Status::fail,
+                 what,
+                 "reboot; if it persists, reinstall the driver so its module and libraries "
+                 "are one version"};
+}
+
 } // namespace
 
 Finding driver(Host& h) {
@@ -532,47 +874,88 @@ Finding driver(Host& h) {
     } else if (!d.nvml_error.empty()) {
         details.push_back("NVML: " + d.nvml_error);
     }
+    if (d.library_version) {
+        details.push_back("user-space libraries: " + *d.library_version + " (" + d.library_file +
+                          ")");
+    }
     // From here on every problem is reported, each with its fix (a version mismatch and missing
     // device nodes are two things to do).
     std::vector<Issue> issues;
-    if (d.module_version && d.nvml_version && *d.module_version != *d.nvml_version) {
-        issues.push_back({Status::fail,
-                          "driver/library version mismatch: kernel module " + *d.module_version +
-                              ", user-space libraries " + *d.nvml_version,
-                          "reboot (or unload and reload the module: sudo rmmod nvidia_uvm "
-                          "nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia nvidia-uvm)"});
+    if (auto m = mismatch(h)) {
+        issues.push_back(std::move(*m));
     }
     if (!d.nvml_path.empty() && !d.nvml_ok && !d.nvml_error.empty()) {
         details.push_back("NVML could not report: " + d.nvml_error);
     }
-    auto bad = d.version() ? unsupported_by(h, *d.version()) : Unsupported{};
-    for (const auto& b : bad.basis) {
-        details.push_back("lists: " + b);
+    // Evidence first: a GPU the driver bound and NVML enumerates is driven by it, whatever a
+    // table says. Only a GPU it did not take is judged, by what the machine says of it -- the
+    // driver holding it, the kernel log -- and the tables only where those are silent.
+    std::set<std::string> enumerated;
+    for (const auto& g : d.gpus) {
+        enumerated.insert(pci_address(g.bus_id));
     }
-    for (const auto& f : bad.by_family) {
-        details.push_back("by family: " + f);
+    auto bound = bound_drivers(h);
+    auto words = kernel_log_words(h);
+    std::set<std::string> untaken;
+    for (const auto& g : h.facts().pci_gpus()) {
+        auto b = bound.find(g.address);
+        // bound is not taken: the module binds the device before it initialises it, and the
+        // kernel log says when that failed
+        bool failed = std::any_of(words.begin(), words.end(), [&](const LogWord& w) {
+            return w.address == g.address && w.kind != LogWord::Kind::api_mismatch;
+        });
+        bool taken = d.nvml_ok ? enumerated.contains(g.address)
+                               : (b == bound.end() || b->second == "nvidia") && !failed;
+        if (!taken) {
+            untaken.insert(g.address);
+        }
     }
-    bool sees_all = d.nvml_ok && d.gpus.size() >= h.facts().pci_gpus().size();
-    if (bad.need && sees_all) {
-        // it binds them after all (an off-list build, or the lists lag): unsupported, not broken
-        issues.push_back({Status::warn,
-                          "driver " + version + " is older than NVIDIA's lists allow for " +
-                              bad.old_what() +
-                              "; it drives the GPU here, but NVIDIA does not "
-                              "support the pair",
-                          newer_driver_fix(*bad.need)});
-    }
-    if (bad.need && !d.nvml_ok) {
-        issues.push_back(
-            {Status::fail,
-             "driver " + version + " is too old for " + bad.old_what() + " (NVIDIA's driver lists)",
-             newer_driver_fix(*bad.need)});
-    }
-    if (bad.last_branch) {
-        issues.push_back({sees_all ? Status::warn : Status::fail,
-                          "driver " + version + " is newer than the last branch of " +
-                              join(bad.new_gpus) + ": NVIDIA's newer branches do not drive it",
-                          older_branch_fix(*bad.last_branch)});
+    if (!untaken.empty()) {
+        details.push_back("not taken by the driver: " + join({untaken.begin(), untaken.end()}));
+        std::map<std::string, std::string> others;
+        for (const auto& a : untaken) {
+            if (auto b = bound.find(a); b != bound.end() && b->second != "nvidia") {
+                others.insert(*b);
+            }
+        }
+        std::optional<Finding> why = blackwell_needs_open(h, untaken);
+        if (!why) {
+            why = other_owner(others);
+        }
+        for (auto it = untaken.begin(); !why && it != untaken.end(); ++it) {
+            why = logged_reason(h, words, *it, version);
+        }
+        if (why) {
+            details.insert(details.end(), why->details.begin(), why->details.end());
+            issues.push_back({why->status, why->summary, why->fix});
+        } else {
+            auto bad = d.version() ? unsupported_by(h, *d.version(), untaken) : Unsupported{};
+            for (const auto& b : bad.basis) {
+                details.push_back("lists: " + b);
+            }
+            std::string seen = "driver " + version + " did not take " +
+                               std::to_string(untaken.size()) + " of the " +
+                               std::to_string(h.facts().pci_gpus().size()) +
+                               " NVIDIA GPUs on the PCI bus (" +
+                               join({untaken.begin(), untaken.end()}) + ")";
+            if (bad.need) {
+                issues.push_back({Status::fail,
+                                  seen + ": it is older than " + bad.old_what(),
+                                  newer_driver_fix(*bad.need)});
+            } else if (bad.last_branch) {
+                issues.push_back({Status::fail,
+                                  seen + ": it is newer than the last branch of " +
+                                      join(bad.new_gpus),
+                                  older_branch_fix(*bad.last_branch)});
+            } else {
+                issues.push_back(
+                    {Status::fail,
+                     seen + "; the kernel log does not say why",
+                     "read `sudo dmesg | grep -i -e nvrm -e nvidia` for the GPU's address; a "
+                     "driver too old for the GPU names it there, a GPU that failed to start says "
+                     "RmInitAdapter"});
+            }
+        }
     }
     if (d.version()) {
         if (auto eol = branch_end_of_life(
@@ -584,27 +967,6 @@ Finding driver(Host& h) {
                               "move to a supported branch: a Long Term Support Branch the GPU "
                               "is listed for (NVIDIA's Data Center Drivers docs name them and "
                               "their end of life)"});
-        }
-    }
-    if (d.nvml_ok && d.gpus.size() < h.facts().pci_gpus().size()) {
-        if (bad.need) {
-            issues.push_back({Status::fail,
-                              "driver " + version + " sees " + std::to_string(d.gpus.size()) +
-                                  " of the " + std::to_string(h.facts().pci_gpus().size()) +
-                                  " NVIDIA GPUs on the PCI bus: it is too old for " +
-                                  bad.old_what(),
-                              newer_driver_fix(*bad.need)});
-        } else if (bad.last_branch) {
-            // said above
-        } else {
-            issues.push_back(
-                {Status::fail,
-                 "driver " + version + " sees " + std::to_string(d.gpus.size()) + " of the " +
-                     std::to_string(h.facts().pci_gpus().size()) +
-                     " NVIDIA GPUs on the PCI bus: a driver older than the GPU does not "
-                     "recognise it",
-                 "install a driver that supports this GPU (NVIDIA's driver search names the "
-                 "minimum), then reboot; `dmesg | grep -i nvrm` shows what it rejected"});
         }
     }
     std::vector<std::string> missing;

@@ -181,6 +181,9 @@ FwLoad framework_load(Host& h,
     auto wheel = wheel_copy(h, sites, fw, wheel_dir, soname);
     std::string obj = loading_object(h, fw);
     std::string obj_name = obj.substr(obj.rfind('/') + 1);
+    // PyTorch's wheels before 1.13 bundle cuDNN and cuBLAS in torch/lib (no nvidia-* wheels),
+    // beside the object that loads them
+    std::string own_lib = fw.name == "pytorch" ? fw.dist.site + "/torch/lib" : std::string();
     // JAX 0.6.2 and later load the nvidia-* wheels' libraries by path before anything else
     // (jax_plugins/cuda/__init__.py, jax-ml/jax 080294cf)
     bool preloads = fw.name == "jax" && fw.version &&
@@ -200,10 +203,14 @@ FwLoad framework_load(Host& h,
             if (h.files().exists(file)) {
                 bool is_wheel =
                     wheel && h.files().canonical(file) == h.files().canonical(wheel->first);
+                bool bundled = under_or_at(h.files().canonical(file),
+                                           h.files().canonical(own_lib));
                 order.push_back({file,
-                                 (is_wheel ? wheel->second : std::string("a copy")) + ", through " +
-                                     tag + " of " + obj_name,
-                                 is_wheel});
+                                 (is_wheel  ? wheel->second
+                                  : bundled ? "the copy bundled in " + fw.dist.name + "'s wheel"
+                                            : std::string("a copy")) +
+                                     ", through " + tag + " of " + obj_name,
+                                 is_wheel || bundled});
             }
         }
     };
@@ -217,6 +224,10 @@ FwLoad framework_load(Host& h,
     }
     if (dyn) {
         dirs_of(dyn->runpath, "DT_RUNPATH"); // after LD_LIBRARY_PATH
+    }
+    if (!dyn && !own_lib.empty() && h.files().exists(own_lib + "/" + soname)) {
+        order.push_back({own_lib + "/" + soname,
+                         "the copy bundled in " + fw.dist.name + "'s wheel (torch/lib)", true});
     }
     if (!dyn && wheel && !preloads) {
         // no object to read: PyTorch's wheels set DT_RPATH to their nvidia-* wheels
@@ -241,7 +252,7 @@ FwLoad framework_load(Host& h,
         }
     }
     if (!out.path.empty()) {
-        if (out.wheel) {
+        if (out.wheel && out.how.rfind("the wheel ", 0) == 0) {
             auto sp = out.how.find(' ', std::string("the wheel ").size());
             out.version = out.how.rfind("the wheel ", 0) == 0 && sp != std::string::npos
                               ? out.how.substr(sp + 1, out.how.find(',', sp) - sp - 1)
@@ -292,6 +303,9 @@ void python_framework(Host& h,
             }
         }
     }
+    // torch before 1.13 carries its CUDA libraries in torch/lib; 1.13 on takes nvidia-* wheels
+    bool bundles = fw.name == "pytorch" && fw.version &&
+                   Version::compare_numeric(*fw.version, *Version::try_parse("1.13")) < 0;
     std::string cublas = "libcublas.so." + std::to_string(cuda.major());
     std::string cudnn = "libcudnn.so." + std::to_string(dnn_major);
     bool all_load = true;
@@ -302,7 +316,10 @@ void python_framework(Host& h,
             all_load = false;
             issues.push_back({Status::fail,
                               label + " needs " + soname + " but none would load",
-                              fw.name == "pytorch"
+                              fw.name == "pytorch" && bundles
+                                  ? "pip install --force-reinstall 'torch==" + fw.dist.version +
+                                        "' (its wheel bundles " + soname + " in torch/lib)"
+                              : fw.name == "pytorch"
                                   ? "pip install --force-reinstall 'torch==" + fw.dist.version +
                                         "' (brings its nvidia-* wheels)"
                                   : "pip install --force-reinstall 'jax[" + fw.variant +
@@ -448,12 +465,12 @@ Finding frameworks(Host& h) {
             std::string cu = "cu" + std::to_string(built->major());
             std::string series = tfv ? tfv->truncated(2).str() : tf->version;
             auto rt = would_load(
-                h, sites, wheels_first, "cuda_runtime", cu, cudart_soname(built->major()));
+                h, sites, wheels_first, "cuda_runtime", cu, cudart_soname(*built));
             details.push_back("tensorflow's CUDA runtime: " +
                               (rt.path.empty()
                                    ? "would load from nowhere"
                                    : rt.path + " (" + rt.source + "; " +
-                                         against_selection(h, rt, cudart_soname(built->major())) +
+                                         against_selection(h, rt, cudart_soname(*built)) +
                                          ")"));
             bool pip_cuda = rt.source.rfind("pip's", 0) == 0;
             if (rt.path.empty()) {
@@ -461,7 +478,7 @@ Finding frameworks(Host& h) {
                 issues.push_back(
                     {Status::fail,
                      "tensorflow " + tf->version + " needs CUDA " + *cuda + " (" +
-                         cudart_soname(built->major()) +
+                         cudart_soname(*built) +
                          ") but none will load: it falls back to the CPU",
                      toolkit_has
                          ? "the selected toolkit has it but the loader does not see it: run "

@@ -1,4 +1,5 @@
 // Probe 1: NVIDIA GPUs on the PCI bus (vendor 0x10de, display class), named from pci.ids or NVML.
+#include "../../manifest/gpu_support.hpp"
 #include "probes.hpp"
 
 namespace cudaenv::doctor::checks {
@@ -22,13 +23,19 @@ Finding gpu(Host& h) {
     for (std::size_t i = 0; i < gpus.size(); ++i) {
         std::string name = gpus[i].name;
         for (const auto& n : nvml) {
-            // NVML's bus id is "00000000:65:00.0"; sysfs says "0000:65:00.0"
-            if (name.empty() && !n.bus_id.empty() && n.bus_id.size() >= gpus[i].address.size() &&
-                n.bus_id.compare(n.bus_id.size() - gpus[i].address.size(),
-                                 gpus[i].address.size(),
-                                 gpus[i].address) == 0) {
+            // NVML's bus id is "00000000:1E:00.0" (upper-case hex, as nvidia-smi prints it);
+            // sysfs says "0000:1e:00.0"
+            std::string bus = lower(n.bus_id);
+            std::string addr = lower(gpus[i].address);
+            if (name.empty() && !bus.empty() && bus.size() >= addr.size() &&
+                bus.compare(bus.size() - addr.size(), addr.size(), addr) == 0) {
                 name = n.name;
             }
+        }
+        if (const auto* l = h.manifests().gpu_support().find(
+                manifest::normalize_pci_id(gpus[i].device_id), gpus[i].subsystem);
+            name.empty() && l) {
+            name = l->name; // NVIDIA's own name for the PCI id
         }
         if (name.empty()) {
             name = "NVIDIA device " + gpus[i].device_id;

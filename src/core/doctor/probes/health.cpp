@@ -1,7 +1,6 @@
 // Probe: each GPU's health as NVML reports it -- uncorrected ECC errors since the driver loaded
 // and over the card's life, a row remapping (Ampere on) or page retirement (Volta and older)
-// waiting for a reset or one that failed, and persistence mode off on a machine that serves
-// jobs. Read once by the NVML query child, with the other GPU facts: no child of its own.
+// waiting for a reset or one that failed; persistence mode (said in the details, not flagged). Read once by the NVML query child, with the other GPU facts: no child of its own.
 #include "probes.hpp"
 
 namespace cudaenv::doctor::checks {
@@ -72,13 +71,12 @@ Finding health(Host& h) {
                           (said.empty() ? ": NVML reports no health counters" : ": " + join(said)));
     }
     if (!no_persistence.empty()) {
-        issues.push_back(
-            {Status::warn,
-             "persistence mode is off on " + join(no_persistence) +
-                 ": the driver lets go of the GPU between jobs, so each start pays its "
-                 "initialisation again and settings such as clocks and ECC mode do not stay",
-             "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1 -i " +
-                 off_indices + ", lost at reboot)"});
+        // NVIDIA's default on most installs, and no fault: said, not flagged (healthy cloud VMs
+        // of the field corpus print "Persistence-M Off")
+        details.push_back("persistence mode off on " + join(no_persistence) +
+                          ": each CUDA start initialises the GPU again (sudo systemctl enable "
+                          "--now nvidia-persistenced keeps it; or sudo nvidia-smi -pm 1 -i " +
+                          off_indices + ")");
     }
     std::vector<std::string> fine;
     if (ecc_read) {

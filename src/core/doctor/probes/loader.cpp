@@ -56,7 +56,7 @@ Finding loader(Host& h) {
     std::vector<std::pair<std::string, bool>> sonames; // soname, belongs to the toolkit
     if (t.cuda) {
         unsigned major = t.cuda->major();
-        sonames.emplace_back(cudart_soname(major), true);
+        sonames.emplace_back(cudart_soname(*t.cuda), true);
         std::optional<unsigned> cudnn =
             t.cudnn ? std::optional(t.cudnn->major()) : cudnn_major_in(h, libdir);
         if (cudnn) {
@@ -134,7 +134,7 @@ Finding loader(Host& h) {
         }
         std::string real = h.files().canonical(c.dir);
         bool cuda_dir = lower(c.dir).find("cuda") != std::string::npos ||
-                        h.files().exists(c.dir + "/" + cudart_soname(11)) ||
+                        h.files().exists(c.dir + "/" + cudart_soname(*Version::try_parse("11.0"))) ||
                         h.files().exists(c.dir + "/libcudart.so.12") ||
                         h.files().exists(c.dir + "/libcudart.so.13");
         if (cuda_dir && !under(real, prefix) && real != prefix &&

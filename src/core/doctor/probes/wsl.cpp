@@ -32,6 +32,25 @@ Finding wsl(Host& h) {
         return fail(
             "libcuda.so.1 loads from " + p.path + ", not from /usr/lib/wsl/lib", remove, details);
     }
+    // a Linux driver's user-space libraries installed inside WSL (libnvidia-compute-*: files named
+    // by the driver's version), even while the loader still picks WSL's: libcuda.so, the name
+    // build tools and some frameworks open, or a later ldconfig order, reaches them
+    for (const auto& dir : h.loader().default_lib_dirs()) {
+        for (const auto& name : h.files().list(dir)) {
+            if (name.starts_with("libcuda.so.") && name != "libcuda.so.1") {
+                auto v = Version::try_parse(std::string_view(name).substr(11));
+                if (v && v->size() >= 2 && v->major() >= 100) {
+                    details.push_back("Linux driver library: " + dir + "/" + name);
+                    return fail("a Linux NVIDIA driver's libraries are installed inside WSL2 (" +
+                                    dir + "/" + name +
+                                    "): programs that open libcuda.so get it instead of the "
+                                    "Windows driver's",
+                                remove,
+                                details);
+                }
+            }
+        }
+    }
     return ok("WSL2: libcuda from /usr/lib/wsl/lib (the Windows driver); expect lower "
               "host-to-device throughput than native Linux",
               details);

@@ -38,9 +38,15 @@ TEST(DoctorParse, NvccBanner) {
 }
 
 TEST(DoctorParse, CudartSonames) {
-    EXPECT_EQ(cudart_soname(11), "libcudart.so.11.0");
-    EXPECT_EQ(cudart_soname(12), "libcudart.so.12");
-    EXPECT_EQ(cudart_soname(13), "libcudart.so.13");
+    auto v = [](const char* s) { return *Version::try_parse(s); };
+    EXPECT_EQ(cudart_soname(v("11.8")), "libcudart.so.11.0");
+    EXPECT_EQ(cudart_soname(v("12.4.1")), "libcudart.so.12");
+    EXPECT_EQ(cudart_soname(v("13.0")), "libcudart.so.13");
+    // CUDA 10.x and older: major.minor, as NVIDIA's 10.x packages name it (ldconfig -p on a
+    // CUDA 10.2 machine lists libcudart.so.10.2)
+    EXPECT_EQ(cudart_soname(v("10.2.89")), "libcudart.so.10.2");
+    EXPECT_EQ(cudart_soname(v("10.0")), "libcudart.so.10.0");
+    EXPECT_EQ(cudart_soname(v("9.0.176")), "libcudart.so.9.0");
 }
 
 class DoctorHost : public ::testing::Test {

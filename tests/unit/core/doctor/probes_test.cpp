@@ -362,7 +362,8 @@ TEST_F(DoctorProbes, DriverMismatchAndMissingNodesAreBothReported) {
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
               "driver/library version mismatch: kernel module 550.54.15, user-space libraries "
-              "550.90.07");
+              "550.90.07 (NVML): the libraries are newer -- the driver was upgraded and the old "
+              "module is still loaded");
     ASSERT_EQ(f.more.size(), 1u);
     EXPECT_HAS(f.more[0].summary, "device nodes are missing: /dev/nvidia-uvm");
     EXPECT_EQ(f.more[0].fix, "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0");
@@ -748,16 +749,24 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
     f = probe(checks::fabric);
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
-              "the fabric manager is installed but not running: every CUDA call fails with error "
-              "802 (system not ready)");
+              "the fabric manager is installed but not running (no nv-fabricmanager process "
+              "runs): every CUDA call fails with error 802 (system not ready)");
     EXPECT_STARTS(f.fix, "sudo systemctl enable --now nvidia-fabricmanager");
     EXPECT_TRUE(has_detail(f, "2 NVSwitches: 0000:05:00.0, 0000:06:00.0"));
-    // running: ok
-    write("/proc/4242/comm", "nv-fabricmanager\n");
+    // another program whose name Linux cuts to the same 15 bytes is not the fabric manager
+    write("/proc/4243/comm", "nv-fabricmanage\n");
+    write("/proc/4243/cmdline", std::string("/opt/x/nv-fabricmanage-helper\0", 30));
+    EXPECT_EQ(probe(checks::fabric).status, Status::fail);
+    // running, as Linux shows it: comm cut to 15 bytes (TASK_COMM_LEN), argv[0] whole
+    write("/proc/4242/comm", "nv-fabricmanage\n");
+    write("/proc/4242/cmdline",
+          std::string("/usr/bin/nv-fabricmanager\0-c\0/usr/share/nvidia/nvswitch/fabricmanager.cfg\0",
+                      74));
     write("/proc/1/comm", "systemd\n");
     f = probe(checks::fabric);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
-    EXPECT_EQ(f.summary, "fabric manager 550.54.15 running for 2 NVSwitches, the driver's version");
+    EXPECT_EQ(f.summary,
+              "fabric manager 550.54.15 running (PID 4242) for 2 NVSwitches, the driver's version");
     // another version than the driver's: the fabric stays down
     program("/usr/bin/nv-fabricmanager", "Fabric Manager version is : 550.90.07\n");
     f = probe(checks::fabric);
@@ -768,6 +777,20 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
     EXPECT_HAS(f.fix, "nvidia-fabricmanager-550=550.54.15-1");
     ASSERT_EQ(children.calls.back(),
               (std::vector<std::string>{sys.string() + "/usr/bin/nv-fabricmanager", "--version"}));
+    // systemd's word: a unit that failed is said with its state and result, whatever /proc holds
+    program("/usr/bin/nv-fabricmanager", "Fabric Manager version is : 550.54.15\n");
+    remove("/proc/4242");
+    program("/usr/bin/systemctl",
+            "LoadState=loaded\nActiveState=failed\nSubState=failed\nMainPID=0\nResult=exit-code\n");
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary, "nvidia-fabricmanager.service is failed (failed, result exit-code)");
+    // active with its MainPID: running, though /proc was not consulted
+    program("/usr/bin/systemctl",
+            "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=2345\nResult=success\n");
+    f = probe(checks::fabric);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_HAS(f.summary, "running (PID 2345)");
 }
 
 // A CDI spec as nvidia-ctk writes it (YAML: devices with their nodes, then the driver's files
@@ -1363,7 +1386,14 @@ TEST(DoctorManifests, TodayIsTheOverrideOnlyWhenItIsADate) {
     ASSERT_NE(fixed.rules(), nullptr);
     EXPECT_EQ(fixed.rules()->cudnn_sublibraries.at(9).size(), 8u);
     ASSERT_NE(fixed.cuda_release_for(*Version::try_parse("12.4")), nullptr);
-    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.4"))->version.str(), "12.4.1");
+    // a bare minor is its first release (the lowest driver minimum: no more than is known); a
+    // full version is that release (version.json's 12.6.1 is not 12.6.3); a patch the manifests
+    // do not hold is the newest before it
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.4"))->version.str(), "12.4.0");
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.6.1"))->version.str(), "12.6.1");
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.2.0"))->version.str(), "12.2.0");
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.6.9"))->version.str(), "12.6.3");
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("10.2.89"))->version.str(), "10.2.89");
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("4.0")), nullptr);
 }
 

@@ -50,52 +50,58 @@ TEST(GpuDriver, TheTablesAreLoaded) {
     EXPECT_TRUE(support().known_branches().count(535));
 }
 
-// The audit's cases: the family rule's lower bound was wrong for each.
-TEST(GpuDriver, NewGpusNeedTheFirstDriverThatListsThem) {
+// NVIDIA's open-module lists say when a GPU was first named, not what it needs (the first tag,
+// 515.43.04, named every GPU of its day although R450 drove the A100; the Tesla T4 is named only
+// from 575): a driver they name the GPU in drives it (ok), one they do not is unknown, never too
+// old, and the first naming driver is kept as an upper bound (`listed_from`).
+TEST(GpuDriver, TheListsAnswerYesOrCannotTellNeverTooOld) {
     auto h200 = check("0x2335", "10de:18be", "535.104.05", "NVIDIA H200");
-    EXPECT_EQ(h200.kind, Kind::too_old);
+    EXPECT_EQ(h200.kind, Kind::unknown);
     EXPECT_TRUE(h200.by_id);
-    EXPECT_EQ(h200.need->str(), "550.90.07");
-    // R545 is a branch the lists know, but it never names the H200
-    auto h200b = check("2335", "", "545.29.06");
-    EXPECT_EQ(h200b.kind, Kind::too_old);
-    EXPECT_EQ(h200b.need->str(), "550.90.07");
+    EXPECT_FALSE(h200.need);
+    EXPECT_EQ(h200.listed_from->str(), "550.90.07");
+    EXPECT_NE(h200.why.find("not a minimum"), std::string::npos) << h200.why;
+    EXPECT_EQ(check("2335", "", "545.29.06").listed_from->str(), "550.90.07");
     EXPECT_EQ(check("2335", "", "550.90.07").kind, Kind::ok);
-    // on R550 an older 550 does not list it either
-    EXPECT_EQ(check("2335", "", "550.54.14").need->str(), "550.90.07");
+    EXPECT_EQ(check("2335", "", "550.54.14").listed_from->str(), "550.90.07");
+    EXPECT_EQ(check("26b9", "", "520.61.05").listed_from->str(), "535.104.05");  // L40S
+    EXPECT_EQ(check("2901", "", "570.26").listed_from->str(), "570.86.15");      // B200
+    EXPECT_EQ(check("3182", "", "580.82.07").kind, Kind::ok);                    // B300
+    // the field's cases: a Tesla T4 (1eb8) on R535 and R550, named by the lists only from 575,
+    // and an A100 (20b0) on 570.86.10 (CUDA 12.8.0's bundled driver): never "too old"
+    for (const char* d : {"535.104.05", "550.54.15", "570.86.10"}) {
+        EXPECT_NE(check("1eb8", "10de:12a2", d, "Tesla T4").kind, Kind::too_old) << d;
+        EXPECT_NE(check("20b0", "10de:134f", d, "NVIDIA A100-SXM4-40GB").kind, Kind::too_old) << d;
+    }
+}
 
-    EXPECT_EQ(check("26b9", "", "520.61.05").need->str(), "535.104.05");  // L40S
-    EXPECT_EQ(check("2901", "", "570.26").need->str(), "570.86.15");      // B200
-    EXPECT_EQ(check("2f04", "", "570.124.04").need->str(), "570.133.07"); // RTX 5070
-    EXPECT_EQ(check("3182", "", "575.51.03").need->str(), "580.82.07");   // B300
-    EXPECT_EQ(check("3182", "", "580.82.07").kind, Kind::ok);
+// A laptop RTX 3050 (GA107M) is not an A10: models are matched as whole words.
+TEST(GpuDriver, ModelsAreNamedAsWholeWords) {
+    EXPECT_FALSE(names_model("GA107M [GeForce RTX 3050 Mobile]", "NVIDIA A10"));
+    EXPECT_TRUE(names_model("GA107M [GeForce RTX 3050 Mobile]", "NVIDIA GeForce RTX 3050"));
+    EXPECT_TRUE(names_model("NVIDIA A10", "NVIDIA A10"));
+    EXPECT_FALSE(names_model("NVIDIA A100-SXM4-40GB", "NVIDIA A10"));
+    const auto* row = family_row(family(), "GA107M [GeForce RTX 3050 Mobile]");
+    EXPECT_TRUE(row == nullptr || row->name.find("A10") == std::string::npos) << row->name;
 }
 
 // One row per family cannot be right: the H100's PCIe, SXM5 and NVL parts are three device ids
-// with three minimums, and some parts differ by subsystem alone.
+// listed from three drivers, and some parts differ by subsystem alone.
 TEST(GpuDriver, TheDeviceIdAndWhereItMattersTheSubsystemDecide) {
-    EXPECT_EQ(check("2321", "10de:1839", "535.54.03").need->str(), "535.104.05"); // H100 NVL
-    EXPECT_EQ(check("2330", "10de:16c1", "520.61.05").need->str(), "525.85.05");  // H100 SXM5
-    // the PCIe part is first listed by an off-mainline tag: that exact driver drives it, the
-    // R520 mainline only from 520.61.07
+    EXPECT_EQ(check("2321", "10de:1839", "535.54.03").listed_from->str(), "535.104.05"); // H100 NVL
+    EXPECT_EQ(check("2330", "10de:16c1", "520.61.05").listed_from->str(), "525.85.05");  // SXM5
+    // the PCIe part is first listed by an off-mainline tag: that exact driver drives it
     EXPECT_EQ(check("2331", "10de:1626", "520.56.06").kind, Kind::ok);
-    auto pcie = check("2331", "10de:1626", "520.61.05");
-    EXPECT_EQ(pcie.kind, Kind::too_old);
-    EXPECT_EQ(pcie.need->str(), "520.61.07");
+    EXPECT_EQ(check("2331", "10de:1626", "520.61.05").listed_from->str(), "520.61.07");
     EXPECT_EQ(check("2331", "10de:1626", "520.61.07").kind, Kind::ok);
-    auto older = check("2331", "10de:1626", "470.239.06");
-    EXPECT_EQ(older.need->str(), "520.61.07");
-    EXPECT_NE(older.why.find("off-mainline 520.56.06"), std::string::npos) << older.why;
-    // A100-SXM4-80GB (20b2 subsystem 10de:1622) came after the 40 GB part of the same id
+    // A100-SXM4-80GB (20b2 subsystem 10de:1622) was named after the 40 GB part of the same id
     auto a100 = check("20b2", "10de:1622", "515.48.07");
     EXPECT_TRUE(a100.exact);
-    EXPECT_EQ(a100.kind, Kind::too_old);
-    EXPECT_EQ(a100.need->str(), "515.76");
+    EXPECT_EQ(a100.listed_from->str(), "515.76");
     auto a100_40 = check("20b2", "10de:1463", "515.48.07");
     EXPECT_FALSE(a100_40.exact);
     EXPECT_EQ(a100_40.kind, Kind::ok);
-    // H20-3e (232c subsystem 10de:2064) needs R550's 550.127.08; the id's other parts R535
-    EXPECT_EQ(check("232c", "10de:2064", "535.216.03").need->str(), "550.127.08");
+    EXPECT_EQ(check("232c", "10de:2064", "535.216.03").listed_from->str(), "550.127.08");
     EXPECT_EQ(check("232c", "", "535.216.03").kind, Kind::ok);
 }
 
@@ -116,7 +122,7 @@ TEST(GpuDriver, OldGpusOnDriversPastTheirLastBranch) {
     auto k = check("102d", "", "525.60.13", "NVIDIA Tesla K80", 37);
     EXPECT_EQ(k.kind, Kind::too_new);
     EXPECT_EQ(*k.last_branch, 470u);
-    EXPECT_NE(k.why.find("is not in NVIDIA's lists"), std::string::npos) << k.why;
+    EXPECT_NE(k.why.find("is not in NVIDIA's open-module lists"), std::string::npos) << k.why;
 }
 
 TEST(GpuDriver, AnUnknownIdFallsBackToTheFamilyRuleAndSaysSo) {
