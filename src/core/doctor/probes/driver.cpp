@@ -436,7 +436,11 @@ Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::
             continue;
         }
         GpuId id{pci[i].device_id, pci[i].subsystem, pci[i].name, 0};
-        if (auto chip = chip_of_device(pci[i].device_id)) {
+        // the model pci.ids names for the id (whole words), else the chip family of the id
+        const auto* model = gpu_model(h, pci[i].name);
+        if (model) {
+            id.compute_capability = model->compute_capability;
+        } else if (auto chip = chip_of_device(pci[i].device_id)) {
             id.compute_capability = chip->compute_capability;
         }
         auto v =
@@ -446,7 +450,8 @@ Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::
         std::string dev =
             pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
         std::string label = "GPU " + std::to_string(i) + " (" +
-                            (listing ? listing->name : pci[i].name) + ", PCI 10de:" + dev +
+                            (listing ? listing->name : model ? model->name : pci[i].name) +
+                            ", PCI 10de:" + dev +
                             (v.exact ? " subsystem " + pci[i].subsystem : std::string()) +
                             (id.compute_capability ? ", " + sm(id.compute_capability) : "") + ")";
         if (!v.by_id) {
@@ -473,7 +478,7 @@ Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::
 /// of its own, joined into paragraphs ("The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b80) /
 /// installed in this system is not supported by the / NVIDIA 590.44.01 driver release.").
 struct LogWord {
-    enum class Kind { unsupported, legacy, needs_gsp, init_failed, not_probed, bound_elsewhere, api_mismatch } kind;
+    enum class Kind { unsupported, legacy, needs_gsp, fell_off, init_failed, not_probed, bound_elsewhere, api_mismatch } kind;
     std::string address; ///< "0000:01:00.0" where the message names it
     std::string release; ///< the driver release it names, or the legacy branch ("580.xx")
     std::string text;    ///< the paragraph, as the kernel printed it
@@ -545,7 +550,9 @@ std::vector<LogWord> kernel_log_words(Host& h) {
         if (address.empty()) {
             address = address_after("GPU ");
         }
-        if (p.find("not supported by open nvidia.ko") != std::string::npos) {
+        if (p.find("fallen off the bus") != std::string::npos) {
+            out.push_back({LogWord::Kind::fell_off, address, {}, p});
+        } else if (p.find("not supported by open nvidia.ko") != std::string::npos) {
             out.push_back({LogWord::Kind::needs_gsp, address, {}, p});
         } else if (p.find("is already bound to") != std::string::npos) {
             out.push_back({LogWord::Kind::bound_elsewhere, address, after(p, "is already bound to "), p});
@@ -691,7 +698,20 @@ std::optional<Finding> logged_reason(Host& h, const std::vector<LogWord>& words,
                         fix,
                         details);
         }
+        case LogWord::Kind::fell_off:
+            return fail("the kernel log says the GPU " + w.address +
+                            " has fallen off the bus: it stopped answering on PCIe",
+                        "reboot (a cold boot, power off); if it returns, check the slot, risers "
+                        "and power cables and the GPU's temperature; NVIDIA's Xid 79 guidance",
+                        details);
         case LogWord::Kind::init_failed:
+            for (const auto& other : words) {
+                // every RmInitAdapter line of this GPU: the one with the code says most
+                if (&other != &w && other.kind == LogWord::Kind::init_failed &&
+                    other.address == w.address) {
+                    details.push_back("kernel log: NVRM: " + other.text);
+                }
+            }
             return fail("the driver could not initialise the GPU " + w.address +
                             " (RmInitAdapter failed): a hardware, firmware or power fault, not "
                             "a driver version",
@@ -951,9 +971,9 @@ Finding driver(Host& h) {
                 issues.push_back(
                     {Status::fail,
                      seen + "; the kernel log does not say why",
-                     "read `sudo dmesg | grep -i -e nvrm -e nvidia` for the GPU's address; a "
-                     "driver too old for the GPU names it there, a GPU that failed to start says "
-                     "RmInitAdapter"});
+                     "read `sudo dmesg | grep -i -e nvrm -e nvidia` for the GPU's address: the "
+                     "driver names a GPU it does not support there, and a GPU that failed to "
+                     "start says RmInitAdapter"});
             }
         }
     }

@@ -275,6 +275,16 @@ void python_framework(Host& h,
     std::string label = fw.name == "pytorch"
                             ? "torch " + fw.dist.version
                             : "jax " + (fw.version ? fw.version->str() : fw.dist.version);
+    if (!fw.also_installed.empty()) {
+        issues.push_back({Status::warn,
+                          label + " is installed twice in one site-packages (" +
+                              fw.dist.dist_info.substr(fw.dist.dist_info.rfind('/') + 1) + " and " +
+                              join(fw.also_installed) +
+                              "): one installer wrote over the other's files (conda's egg-info "
+                              "and a pip or uv wheel)",
+                          "keep one: pip uninstall torch (repeat until none is left), then "
+                          "reinstall with the installer that owns the environment"});
+    }
     if (fw.cpu_only || !fw.cuda) {
         details.push_back(label + " in " + fw.dist.site + ", no CUDA");
         issues.push_back({Status::warn,
