@@ -69,7 +69,7 @@ struct DriverFacts {
     bool nvml_ok = false;
     std::string nvml_error;
     std::optional<std::string> nvml_version; ///< nvmlSystemGetDriverVersion
-    std::optional<int> nvml_init_code;       ///< what nvmlInit returned when it failed (18: mismatch)
+    std::optional<int> nvml_init_code; ///< what nvmlInit returned when it failed (18: mismatch)
     /// The user-space libraries' own version, from the file the loader maps for
     /// libnvidia-ml.so.1 or libcuda.so.1 (libnvidia-ml.so.550.54.15): what NVML would say when it
     /// cannot start

@@ -95,7 +95,9 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
     if (!row && l) {
         row = family_row(family, gpu.name);
     }
-    unsigned cc = gpu.compute_capability ? gpu.compute_capability : row ? row->compute_capability : 0;
+    unsigned cc = gpu.compute_capability ? gpu.compute_capability
+                  : row                  ? row->compute_capability
+                                         : 0;
     std::string listed = l ? "NVIDIA's open-module lists name PCI 10de:" + device +
                                  (v.exact ? " subsystem " + subsystem : std::string()) + " (" +
                                  l->name + ")"
@@ -146,14 +148,16 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
             }
         }
         v.kind = named ? GpuDriverVerdict::Kind::ok : GpuDriverVerdict::Kind::unknown;
-        v.why = listed + (named ? " in driver " + driver.str() + "'s branch"
-                                : " from " + v.listed_from.value_or(first).str() +
-                                      " (when a list first named it: not a minimum)") +
+        v.why = listed +
+                (named ? " in driver " + driver.str() + "'s branch"
+                       : " from " + v.listed_from.value_or(first).str() +
+                             " (when a list first named it: not a minimum)") +
                 (row && !named ? "; by family (" + row->name + "): " + row->min_driver_basis
                                : std::string());
         return v;
     }
-    // not listed: the family rule: a driver older than the first CUDA of the GPU's SM cannot know it
+    // not listed: the family rule: a driver older than the first CUDA of the GPU's SM cannot know
+    // it
     if (row && row->min_driver && Version::compare_numeric(driver, *row->min_driver) < 0) {
         v.kind = GpuDriverVerdict::Kind::too_old;
         v.need = row->min_driver;

@@ -38,7 +38,7 @@ struct GpuDriverVerdict {
     /// NVIDIA's lists name the GPU from this driver on (the branch's first listing, else the
     /// first): a driver from there drives it. An upper bound of the minimum, never the minimum.
     std::optional<Version> listed_from;
-    std::string why;                     ///< one sentence: what the data says and where it is from
+    std::string why; ///< one sentence: what the data says and where it is from
 };
 
 /// `gpu_name` names `model` (the family table's "NVIDIA A10", without "NVIDIA "/"GeForce ") as

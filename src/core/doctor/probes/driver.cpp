@@ -428,7 +428,8 @@ std::string newer_driver_fix(const Version& need) {
            "then reboot";
 }
 
-Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::string>& only = {}) {
+Unsupported
+unsupported_by(Host& h, const Version& version, const std::set<std::string>& only = {}) {
     Unsupported out;
     const auto& pci = h.facts().pci_gpus();
     for (std::size_t i = 0; i < pci.size(); ++i) {
@@ -450,7 +451,9 @@ Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::
         std::string dev =
             pci[i].device_id.rfind("0x", 0) == 0 ? pci[i].device_id.substr(2) : pci[i].device_id;
         std::string label = "GPU " + std::to_string(i) + " (" +
-                            (listing ? listing->name : model ? model->name : pci[i].name) +
+                            (listing ? listing->name
+                             : model ? model->name
+                                     : pci[i].name) +
                             ", PCI 10de:" + dev +
                             (v.exact ? " subsystem " + pci[i].subsystem : std::string()) +
                             (id.compute_capability ? ", " + sm(id.compute_capability) : "") + ")";
@@ -478,7 +481,16 @@ Unsupported unsupported_by(Host& h, const Version& version, const std::set<std::
 /// of its own, joined into paragraphs ("The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b80) /
 /// installed in this system is not supported by the / NVIDIA 590.44.01 driver release.").
 struct LogWord {
-    enum class Kind { unsupported, legacy, needs_gsp, fell_off, init_failed, not_probed, bound_elsewhere, api_mismatch } kind;
+    enum class Kind {
+        unsupported,
+        legacy,
+        needs_gsp,
+        fell_off,
+        init_failed,
+        not_probed,
+        bound_elsewhere,
+        api_mismatch
+    } kind;
     std::string address; ///< "0000:01:00.0" where the message names it
     std::string release; ///< the driver release it names, or the legacy branch ("580.xx")
     std::string text;    ///< the paragraph, as the kernel printed it
@@ -488,33 +500,33 @@ std::vector<LogWord> kernel_log_words(Host& h) {
     std::vector<std::string> paragraphs;
     bool open = false;
     for (const auto& m : h.files().kernel_log().messages) {
-      bool first = true;
-      for (const auto& l : detail::lines_of(m)) {
-        std::string_view line(l);
-        bool nvrm = line.starts_with("NVRM:");
-        if (!nvrm && first) {
-            open = false;
-            break;
+        bool first = true;
+        for (const auto& l : detail::lines_of(m)) {
+            std::string_view line(l);
+            bool nvrm = line.starts_with("NVRM:");
+            if (!nvrm && first) {
+                open = false;
+                break;
+            }
+            if (nvrm) {
+                line.remove_prefix(5);
+            }
+            std::string piece = detail::trim(line);
+            bool continued = !first;
+            first = false;
+            // a paragraph ends where the next message starts one of its own
+            bool starts = piece.starts_with("The NVIDIA ") || piece.starts_with("GPU ") ||
+                          piece.starts_with("API mismatch") || piece.starts_with("Xid ") ||
+                          piece.starts_with("loading ") || piece.starts_with("The NVIDIA probe");
+            if (!open || (starts && !continued)) {
+                paragraphs.emplace_back();
+            }
+            if (!paragraphs.back().empty()) {
+                paragraphs.back() += ' ';
+            }
+            paragraphs.back() += piece;
+            open = true;
         }
-        if (nvrm) {
-            line.remove_prefix(5);
-        }
-        std::string piece = detail::trim(line);
-        bool continued = !first;
-        first = false;
-        // a paragraph ends where the next message starts one of its own
-        bool starts = piece.starts_with("The NVIDIA ") || piece.starts_with("GPU ") ||
-                      piece.starts_with("API mismatch") || piece.starts_with("Xid ") ||
-                      piece.starts_with("loading ") || piece.starts_with("The NVIDIA probe");
-        if (!open || (starts && !continued)) {
-            paragraphs.emplace_back();
-        }
-        if (!paragraphs.back().empty()) {
-            paragraphs.back() += ' ';
-        }
-        paragraphs.back() += piece;
-        open = true;
-      }
     }
     auto after = [](const std::string& p, std::string_view key) -> std::string {
         auto at = p.find(key);
@@ -555,11 +567,14 @@ std::vector<LogWord> kernel_log_words(Host& h) {
         } else if (p.find("not supported by open nvidia.ko") != std::string::npos) {
             out.push_back({LogWord::Kind::needs_gsp, address, {}, p});
         } else if (p.find("is already bound to") != std::string::npos) {
-            out.push_back({LogWord::Kind::bound_elsewhere, address, after(p, "is already bound to "), p});
+            out.push_back(
+                {LogWord::Kind::bound_elsewhere, address, after(p, "is already bound to "), p});
         } else if (p.find("supported through the NVIDIA") != std::string::npos) {
-            out.push_back({LogWord::Kind::legacy, address, after(p, "supported through the NVIDIA "), p});
+            out.push_back(
+                {LogWord::Kind::legacy, address, after(p, "supported through the NVIDIA "), p});
         } else if (p.find("is not supported by the") != std::string::npos) {
-            out.push_back({LogWord::Kind::unsupported, address, after(p, "not supported by the NVIDIA "), p});
+            out.push_back(
+                {LogWord::Kind::unsupported, address, after(p, "not supported by the NVIDIA "), p});
         } else if (p.find("RmInitAdapter failed") != std::string::npos ||
                    p.find("rm_init_adapter failed") != std::string::npos) {
             out.push_back({LogWord::Kind::init_failed, address, {}, p});
@@ -658,15 +673,18 @@ std::optional<Finding> blackwell_needs_open(Host& h, const std::set<std::string>
                         "install the open kernel module of the same driver (Ubuntu: "
                         "nvidia-driver-<branch>-open; NVIDIA's .run installer: -m=kernel-open; "
                         "RHEL: the open-dkms stream), then reboot",
-                        {"/proc/driver/nvidia/version: " + detail::trim(text->substr(0, text->find('\n')))});
+                        {"/proc/driver/nvidia/version: " +
+                         detail::trim(text->substr(0, text->find('\n')))});
         }
     }
     return std::nullopt;
 }
 
 /// What the kernel log says about one GPU that the driver did not take, as a finding.
-std::optional<Finding> logged_reason(Host& h, const std::vector<LogWord>& words,
-                                     const std::string& address, const std::string& driver) {
+std::optional<Finding> logged_reason(Host& h,
+                                     const std::vector<LogWord>& words,
+                                     const std::string& address,
+                                     const std::string& driver) {
     for (const auto& w : words) {
         if (!w.address.empty() && !address.empty() && w.address != address) {
             continue;
@@ -677,14 +695,13 @@ std::optional<Finding> logged_reason(Host& h, const std::vector<LogWord>& words,
             std::string branch = w.release.substr(0, w.release.find('.'));
             return fail("the kernel log says the GPU " + w.address + " is supported through the " +
                             "NVIDIA " + w.release + " legacy drivers: driver " +
-                            (driver.empty() ? std::string("installed") : driver) +
-                            " ignores it",
+                            (driver.empty() ? std::string("installed") : driver) + " ignores it",
                         older_branch_fix(static_cast<unsigned>(std::stoul("0" + branch))),
                         details);
         }
         case LogWord::Kind::unsupported: {
-            auto bad = unsupported_by(h, *Version::try_parse(w.release.empty() ? "0.0" : w.release),
-                                      {w.address});
+            auto bad = unsupported_by(
+                h, *Version::try_parse(w.release.empty() ? "0.0" : w.release), {w.address});
             std::string fix = bad.last_branch ? older_branch_fix(*bad.last_branch)
                               : bad.need      ? newer_driver_fix(*bad.need)
                                               : "install a driver that lists the GPU (NVIDIA's "
@@ -715,7 +732,9 @@ std::optional<Finding> logged_reason(Host& h, const std::vector<LogWord>& words,
             return fail("the driver could not initialise the GPU " + w.address +
                             " (RmInitAdapter failed): a hardware, firmware or power fault, not "
                             "a driver version",
-                        "turn on Above 4G Decoding and Resizable BAR in the firmware where it is off (new GPUs need it), reseat or power-cycle the GPU (cold boot), check its power cables and "
+                        "turn on Above 4G Decoding and Resizable BAR in the firmware where it is "
+                        "off (new GPUs need it), reseat or power-cycle the GPU (cold boot), check "
+                        "its power cables and "
                         "the slot; with the open module on an older GPU try the proprietary "
                         "one; if it persists, run NVIDIA's field diagnostics or RMA it",
                         details);
@@ -953,20 +972,19 @@ Finding driver(Host& h) {
             for (const auto& b : bad.basis) {
                 details.push_back("lists: " + b);
             }
-            std::string seen = "driver " + version + " did not take " +
-                               std::to_string(untaken.size()) + " of the " +
-                               std::to_string(h.facts().pci_gpus().size()) +
-                               " NVIDIA GPUs on the PCI bus (" +
-                               join({untaken.begin(), untaken.end()}) + ")";
+            std::string seen =
+                "driver " + version + " did not take " + std::to_string(untaken.size()) +
+                " of the " + std::to_string(h.facts().pci_gpus().size()) +
+                " NVIDIA GPUs on the PCI bus (" + join({untaken.begin(), untaken.end()}) + ")";
             if (bad.need) {
                 issues.push_back({Status::fail,
                                   seen + ": it is older than " + bad.old_what(),
                                   newer_driver_fix(*bad.need)});
             } else if (bad.last_branch) {
-                issues.push_back({Status::fail,
-                                  seen + ": it is newer than the last branch of " +
-                                      join(bad.new_gpus),
-                                  older_branch_fix(*bad.last_branch)});
+                issues.push_back(
+                    {Status::fail,
+                     seen + ": it is newer than the last branch of " + join(bad.new_gpus),
+                     older_branch_fix(*bad.last_branch)});
             } else {
                 issues.push_back(
                     {Status::fail,

@@ -82,7 +82,8 @@ std::string process_of(Host& h, std::string_view name) {
             return pid;
         }
         auto cmdline = h.files().read("/proc/" + pid + "/cmdline", 4096);
-        if (cmdline && base_name(std::string_view(*cmdline).substr(0, cmdline->find('\0'))) == name) {
+        if (cmdline &&
+            base_name(std::string_view(*cmdline).substr(0, cmdline->find('\0'))) == name) {
             return pid;
         }
     }
@@ -155,8 +156,8 @@ Finding fabric(Host& h) {
     }
     const auto& d = h.facts().driver();
     std::string driver = d.module_version.value_or(d.nvml_version.value_or(""));
-    std::string count = std::to_string(switches.size()) + " NVSwitch" +
-                        (switches.size() == 1 ? "" : "es");
+    std::string count =
+        std::to_string(switches.size()) + " NVSwitch" + (switches.size() == 1 ? "" : "es");
     std::vector<std::string> details{count + ": " + join(switches)};
     auto fabric = fabric_state(h);
     bool registered = fabric.reported > 0 && fabric.completed == d.gpus.size();
@@ -187,7 +188,8 @@ Finding fabric(Host& h) {
     }
     std::string exe = h.files().which("nv-fabricmanager").value_or("");
     // where packages and NVIDIA's GPU Operator (its driver container's root) put it
-    for (const char* p : {"/usr/bin/nv-fabricmanager", "/run/nvidia/driver/usr/bin/nv-fabricmanager"}) {
+    for (const char* p :
+         {"/usr/bin/nv-fabricmanager", "/run/nvidia/driver/usr/bin/nv-fabricmanager"}) {
         if (exe.empty() && h.files().exists(p)) {
             exe = p;
         }
@@ -228,14 +230,13 @@ Finding fabric(Host& h) {
                           install_fix(driver)});
     }
     if (pid.empty() && !registered) {
-        std::string how =
-            known_unit ? std::string(k_unit) + " is " + get("ActiveState") + " (" +
-                             get("SubState") +
-                             (get("Result").empty() || get("Result") == "success"
-                                  ? ""
-                                  : ", result " + get("Result")) +
-                             ")"
-                       : "no nv-fabricmanager process runs";
+        std::string how = known_unit ? std::string(k_unit) + " is " + get("ActiveState") + " (" +
+                                           get("SubState") +
+                                           (get("Result").empty() || get("Result") == "success"
+                                                ? ""
+                                                : ", result " + get("Result")) +
+                                           ")"
+                                     : "no nv-fabricmanager process runs";
         issues.push_back({Status::fail,
                           "the fabric manager is installed but not running (" + how +
                               "): every CUDA call fails with error 802 (system not ready)",
@@ -252,17 +253,17 @@ Finding fabric(Host& h) {
     }
     if (!fabric.pending.empty() && !pid.empty()) {
         issues.push_back({Status::warn,
-                          "NVLink fabric registration not finished on " +
-                              join(fabric.pending) +
+                          "NVLink fabric registration not finished on " + join(fabric.pending) +
                               ": CUDA answers 802 (system not ready) until it is",
                           "wait a minute after the fabric manager starts; if it stays, read "
                           "/var/log/fabricmanager.log"});
     }
-    return verdict(std::move(issues),
-                   ok("fabric manager " + version.value_or("") +
-                          (pid.empty() ? " (fabric registered by NVML)" : " running (PID " + pid + ")") +
-                          " for " + count + (driver.empty() ? "" : ", the driver's version"),
-                      details));
+    return verdict(
+        std::move(issues),
+        ok("fabric manager " + version.value_or("") +
+               (pid.empty() ? " (fabric registered by NVML)" : " running (PID " + pid + ")") +
+               " for " + count + (driver.empty() ? "" : ", the driver's version"),
+           details));
 }
 
 } // namespace cudaenv::doctor::checks

@@ -203,8 +203,7 @@ FwLoad framework_load(Host& h,
             if (h.files().exists(file)) {
                 bool is_wheel =
                     wheel && h.files().canonical(file) == h.files().canonical(wheel->first);
-                bool bundled = under_or_at(h.files().canonical(file),
-                                           h.files().canonical(own_lib));
+                bool bundled = under_or_at(h.files().canonical(file), h.files().canonical(own_lib));
                 order.push_back({file,
                                  (is_wheel  ? wheel->second
                                   : bundled ? "the copy bundled in " + fw.dist.name + "'s wheel"
@@ -227,7 +226,8 @@ FwLoad framework_load(Host& h,
     }
     if (!dyn && !own_lib.empty() && h.files().exists(own_lib + "/" + soname)) {
         order.push_back({own_lib + "/" + soname,
-                         "the copy bundled in " + fw.dist.name + "'s wheel (torch/lib)", true});
+                         "the copy bundled in " + fw.dist.name + "'s wheel (torch/lib)",
+                         true});
     }
     if (!dyn && wheel && !preloads) {
         // no object to read: PyTorch's wheels set DT_RPATH to their nvidia-* wheels
@@ -474,22 +474,19 @@ Finding frameworks(Host& h) {
                                                                 *Version::try_parse("2.14")) >= 0;
             std::string cu = "cu" + std::to_string(built->major());
             std::string series = tfv ? tfv->truncated(2).str() : tf->version;
-            auto rt = would_load(
-                h, sites, wheels_first, "cuda_runtime", cu, cudart_soname(*built));
+            auto rt = would_load(h, sites, wheels_first, "cuda_runtime", cu, cudart_soname(*built));
             details.push_back("tensorflow's CUDA runtime: " +
                               (rt.path.empty()
                                    ? "would load from nowhere"
                                    : rt.path + " (" + rt.source + "; " +
-                                         against_selection(h, rt, cudart_soname(*built)) +
-                                         ")"));
+                                         against_selection(h, rt, cudart_soname(*built)) + ")"));
             bool pip_cuda = rt.source.rfind("pip's", 0) == 0;
             if (rt.path.empty()) {
                 bool toolkit_has = t.cuda && t.cuda->major() == built->major();
                 issues.push_back(
                     {Status::fail,
                      "tensorflow " + tf->version + " needs CUDA " + *cuda + " (" +
-                         cudart_soname(*built) +
-                         ") but none will load: it falls back to the CPU",
+                         cudart_soname(*built) + ") but none will load: it falls back to the CPU",
                      toolkit_has
                          ? "the selected toolkit has it but the loader does not see it: run "
                            "python through cudaenv exec, enable the shell hook (cudaenv init), "

@@ -1,6 +1,7 @@
 // Probe: each GPU's health as NVML reports it -- uncorrected ECC errors since the driver loaded
 // and over the card's life, a row remapping (Ampere on) or page retirement (Volta and older)
-// waiting for a reset or one that failed; persistence mode (said in the details, not flagged). Read once by the NVML query child, with the other GPU facts: no child of its own.
+// waiting for a reset or one that failed; persistence mode (said in the details, not flagged). Read
+// once by the NVML query child, with the other GPU facts: no child of its own.
 #include "probes.hpp"
 
 namespace cudaenv::doctor::checks {

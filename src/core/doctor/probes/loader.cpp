@@ -133,10 +133,11 @@ Finding loader(Host& h) {
             continue;
         }
         std::string real = h.files().canonical(c.dir);
-        bool cuda_dir = lower(c.dir).find("cuda") != std::string::npos ||
-                        h.files().exists(c.dir + "/" + cudart_soname(*Version::try_parse("11.0"))) ||
-                        h.files().exists(c.dir + "/libcudart.so.12") ||
-                        h.files().exists(c.dir + "/libcudart.so.13");
+        bool cuda_dir =
+            lower(c.dir).find("cuda") != std::string::npos ||
+            h.files().exists(c.dir + "/" + cudart_soname(*Version::try_parse("11.0"))) ||
+            h.files().exists(c.dir + "/libcudart.so.12") ||
+            h.files().exists(c.dir + "/libcudart.so.13");
         if (cuda_dir && !under(real, prefix) && real != prefix &&
             reported.insert(c.file + c.dir).second) {
             problem(c.file + " lists " + c.dir + ", another CUDA than the selected " + prefix +

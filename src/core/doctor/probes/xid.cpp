@@ -138,7 +138,8 @@ std::optional<std::string> fell_off(std::string_view raw) {
         m.find("fallen off the bus") != std::string_view::npos) {
         auto at = m.find("The NVIDIA GPU ") + 15;
         auto end = m.find_first_of(" \n", at);
-        std::string bus(m.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
+        std::string bus(
+            m.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
         return bus.size() > 3 && bus[bus.size() - 2] == '.' ? bus.substr(0, bus.size() - 2) : bus;
     }
     if (m.find("has fallen off the bus") == std::string_view::npos ||

@@ -760,8 +760,8 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
     // running, as Linux shows it: comm cut to 15 bytes (TASK_COMM_LEN), argv[0] whole
     write("/proc/4242/comm", "nv-fabricmanage\n");
     write("/proc/4242/cmdline",
-          std::string("/usr/bin/nv-fabricmanager\0-c\0/usr/share/nvidia/nvswitch/fabricmanager.cfg\0",
-                      74));
+          std::string(
+              "/usr/bin/nv-fabricmanager\0-c\0/usr/share/nvidia/nvswitch/fabricmanager.cfg\0", 74));
     write("/proc/1/comm", "systemd\n");
     f = probe(checks::fabric);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
@@ -786,8 +786,9 @@ TEST_F(DoctorProbes, FabricManagerOnAnNvswitchSystem) {
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_HAS(f.summary, "nvidia-fabricmanager.service is failed (failed, result exit-code)");
     // active with its MainPID: running, though /proc was not consulted
-    program("/usr/bin/systemctl",
-            "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=2345\nResult=success\n");
+    program(
+        "/usr/bin/systemctl",
+        "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=2345\nResult=success\n");
     f = probe(checks::fabric);
     EXPECT_EQ(f.status, Status::ok) << f.summary;
     EXPECT_HAS(f.summary, "running (PID 2345)");

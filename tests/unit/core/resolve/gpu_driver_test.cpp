@@ -64,9 +64,9 @@ TEST(GpuDriver, TheListsAnswerYesOrCannotTellNeverTooOld) {
     EXPECT_EQ(check("2335", "", "545.29.06").listed_from->str(), "550.90.07");
     EXPECT_EQ(check("2335", "", "550.90.07").kind, Kind::ok);
     EXPECT_EQ(check("2335", "", "550.54.14").listed_from->str(), "550.90.07");
-    EXPECT_EQ(check("26b9", "", "520.61.05").listed_from->str(), "535.104.05");  // L40S
-    EXPECT_EQ(check("2901", "", "570.26").listed_from->str(), "570.86.15");      // B200
-    EXPECT_EQ(check("3182", "", "580.82.07").kind, Kind::ok);                    // B300
+    EXPECT_EQ(check("26b9", "", "520.61.05").listed_from->str(), "535.104.05"); // L40S
+    EXPECT_EQ(check("2901", "", "570.26").listed_from->str(), "570.86.15");     // B200
+    EXPECT_EQ(check("3182", "", "580.82.07").kind, Kind::ok);                   // B300
     // the field's cases: a Tesla T4 (1eb8) on R535 and R550, named by the lists only from 575,
     // and an A100 (20b0) on 570.86.10 (CUDA 12.8.0's bundled driver): never "too old"
     for (const char* d : {"535.104.05", "550.54.15", "570.86.10"}) {
