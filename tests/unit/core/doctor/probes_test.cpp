@@ -979,9 +979,10 @@ TEST_F(DoctorProbes, ToolkitNvccThatFailsIsAWarning) {
 }
 
 TEST_F(DoctorProbes, ToolkitMissingOrWithoutRuntime) {
+    // no toolkit is no fault: frameworks' wheels bring CUDA (the field corpus' cloud machines)
     remove("/usr/local/cuda");
     auto f = probe(checks::toolkit);
-    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_EQ(f.status, Status::skip);
     EXPECT_STARTS(f.summary, "no CUDA toolkit");
     link("/usr/local/cuda", k_cuda);
     remove(std::string(k_cuda) + "/lib64/libcudart.so.12");
@@ -1083,10 +1084,16 @@ TEST_F(DoctorProbes, CudnnBuiltForAnotherCudaAndOneThatDoesNotLoad) {
 }
 
 TEST_F(DoctorProbes, CudaLinkStates) {
+    // no link and no toolkit anywhere: nothing to say; no link beside a toolkit: a warning
     remove("/usr/local/cuda");
     auto f = probe(checks::cuda_link);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_STARTS(f.summary, "/usr/local/cuda does not exist, and no CUDA toolkit");
+    env["CUDA_HOME"] = k_cuda;
+    f = probe(checks::cuda_link);
     EXPECT_EQ(f.status, Status::warn);
     EXPECT_STARTS(f.summary, "/usr/local/cuda does not exist");
+    env.erase("CUDA_HOME");
     link("/usr/local/cuda", "/usr/local/cuda-13.0");
     f = probe(checks::cuda_link);
     EXPECT_EQ(f.status, Status::fail);
@@ -1132,12 +1139,16 @@ TEST_F(DoctorProbes, ContainerWithoutNodesOrCudnn) {
     EXPECT_EQ(f.summary, "NVIDIA_VISIBLE_DEVICES=void: the container runtime exposes no GPU");
     env.erase("NVIDIA_VISIBLE_DEVICES");
     children.ld_cache = cache_line("libcuda.so.1", std::string(k_lib) + "/libcuda.so.1");
+    // an image without cuDNN is said, not flagged (NVIDIA's sample workload runs plain ubuntu)
     f = probe(checks::container);
-    EXPECT_EQ(f.status, Status::warn);
-    EXPECT_STARTS(f.summary, "no cuDNN in the image's loader cache");
+    EXPECT_EQ(f.status, Status::ok);
+    EXPECT_EQ(f.summary, "in docker with GPU device nodes");
+    EXPECT_TRUE(has_detail(f,
+                           "no cuDNN in the image's loader cache (a …-cudnn-runtime image, or "
+                           "cudaenv install <cuda>+cudnn-<version>, brings one)"));
     remove("/.dockerenv");
     write("/proc/1/cgroup", "0::/kubepods/besteffort/pod1234\n");
-    EXPECT_STARTS(probe(checks::container).summary, "no cuDNN");
+    EXPECT_EQ(probe(checks::container).summary, "in kubernetes with GPU device nodes");
     Host h(config());
     EXPECT_EQ(h.facts().container(), "kubernetes");
 }
@@ -1278,6 +1289,13 @@ TEST_F(DoctorProbes, WslWantsTheWindowsLibcuda) {
               "/usr/lib/wsl/lib");
     write("/usr/lib/wsl/lib/libcuda.so.1", "elf");
     children.ld_cache = cache_line("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1");
+    // a Linux driver's libraries left inside (libnvidia-compute-*), though the loader picks WSL's
+    f = probe(checks::wsl);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_HAS(f.summary,
+               "a Linux NVIDIA driver's libraries are installed inside WSL2 (" +
+                   std::string(k_lib) + "/libcuda.so.550.54.15)");
+    remove(std::string(k_lib) + "/libcuda.so.550.54.15");
     f = probe(checks::wsl);
     EXPECT_EQ(f.status, Status::ok);
     EXPECT_STARTS(f.summary, "WSL2: libcuda from /usr/lib/wsl/lib");
@@ -1422,10 +1440,14 @@ TEST_F(DoctorProbes, HealthFromNvmlCounters) {
               "GPU 0 (NVIDIA A100-SXM4-40GB) has 3 uncorrected ECC memory errors since the driver "
               "loaded: results computed on it may be wrong");
     EXPECT_HAS(f.fix, "sudo nvidia-smi -r -i 0");
-    ASSERT_EQ(f.more.size(), 2u);
+    // persistence mode off is said, not flagged (NVIDIA's default; healthy machines of the field
+    // corpus print "Persistence-M Off")
+    ASSERT_EQ(f.more.size(), 1u);
     EXPECT_HAS(f.more[0].summary, "row remapping waiting for a GPU reset");
-    EXPECT_HAS(f.more[1].summary, "persistence mode is off on GPU 0");
-    EXPECT_HAS(f.more[1].fix, "nvidia-persistenced");
+    EXPECT_TRUE(std::any_of(f.details.begin(), f.details.end(), [](const std::string& d) {
+        return d.find("persistence mode off on GPU 0") != std::string::npos &&
+               d.find("nvidia-persistenced") != std::string::npos;
+    }));
     nvml_says("gpu.0.ecc_uncorrected_volatile=0\ngpu.0.ecc_uncorrected_aggregate=2\n"
               "gpu.0.remap_pending=0\ngpu.0.remap_failed=1\n");
     f = probe(checks::health);
