@@ -346,8 +346,8 @@ def test_an_hgx_board_needs_the_fabric_manager_at_the_drivers_version(m):
     assert p["fix"].startswith("sudo systemctl enable --now nvidia-fabricmanager")
     m.hgx(fabric_manager="550.90.07")
     expect(probe(m, "fabric"), "fail", "fabric manager 550.90.07 and driver 550.54.15 differ")
-    m.hgx()
-    expect(probe(m, "fabric"), "ok", "fabric manager 550.54.15 running for 4 NVSwitches")
+    m.hgx()  # running, as Linux shows it: comm "nv-fabricmanage" (15 bytes), argv[0] whole
+    expect(probe(m, "fabric"), "ok", "fabric manager 550.54.15 running (PID 4242) for 4 NVSwitches")
 
 
 def test_a_cdi_spec_made_for_another_driver_or_more_gpus_is_stale(m):
@@ -365,8 +365,10 @@ def test_gpu_health_from_nvml_ecc_memory_repair_and_persistence(m):
     expect(probe(m, "health"), "ok", "no uncorrected ECC errors, no memory repair pending, persistence mode on")
     m.gpu_conf(ecc=(2, 5), remap=(1, 0), persistence=0)
     p = expect(probe(m, "health"), "fail", "2 uncorrected ECC memory errors since the driver loaded",
-               "row remapping waiting for a GPU reset", "persistence mode is off")
+               "row remapping waiting for a GPU reset", "persistence mode off on GPU 0")
     assert "nvidia-smi -r -i 0" in p["fix"]
+    # persistence off is said, not flagged
+    assert not any("persistence" in f["finding"] for f in p["findings"]), p
     m.gpu_conf(ecc=(0, 5), remap=(0, 1), persistence=1)
     expect(probe(m, "health"), "fail", "could not remap a failing memory row",
            "5 uncorrected ECC memory errors over its life")
@@ -413,7 +415,7 @@ def test_driver_mismatch_and_a_missing_node_are_both_reported(m):
 
 def test_driver_older_than_the_gpu_does_not_see_it(m):
     m.pci_gpu(address="0000:ca:00.0", device="0x2330")
-    p = expect(probe(m, "driver"), "fail", "sees 1 of the 2 NVIDIA GPUs")
+    p = expect(probe(m, "driver"), "fail", "did not take 1 of the 2 NVIDIA GPUs")
     assert "dmesg" in p["fix"]
 
 
@@ -439,11 +441,12 @@ def _h100_on(m, driver, where):
 @pytest.mark.parametrize("where", ["libraries", "debian", "usr-src", "dkms"])
 def test_driver_too_old_for_the_gpu_says_which_driver_not_modprobe(m, where):
     _h100_on(m, "470.223.02", where)
-    # PCI 10de:2330 is the H100 SXM5: NVIDIA's lists name it from 525.85.05 (the family rule's
-    # 520.61.05, the first CUDA with sm_90, is only a lower bound)
+    # PCI 10de:2330 is the H100 SXM5: the family rule says sm_90 needs 520.61.05 (the first
+    # CUDA with sm_90); NVIDIA's lists name it from 525.85.05, the driver the fix installs (a
+    # listing is not a minimum, but a driver from there surely drives it)
     p = expect(probe(m, "driver"), "fail", "driver 470.223.02 is installed but too old for the GPU",
-               "GPU 0 (NVIDIA H100, PCI 10de:2330, sm_90) needs ≥ 525.85.05", "No such device",
-               "lists: NVIDIA's driver lists name PCI 10de:2330 (NVIDIA H100 80GB HBM3) first in driver 525.85.05")
+               "GPU 0 (NVIDIA H100 80GB HBM3, PCI 10de:2330, sm_90) needs ≥ 520.61.05", "No such device",
+               "lists: NVIDIA's open-module lists name PCI 10de:2330 (NVIDIA H100 80GB HBM3) from 525.85.05")
     assert p["fix"].startswith("install NVIDIA driver 525.85.05 or newer"), p
     assert "modprobe" not in p["fix"], p
 
@@ -458,7 +461,8 @@ def test_driver_too_old_for_one_of_two_gpus_names_it(m):
     m.pci_gpu(address="0000:ca:00.0", device="0x2330")
     m.kernel_driver("515.105.01")
     m.gpu_conf(driver="515.105.01")
-    p = expect(probe(m, "driver"), "fail", "sees 1 of the 2", "too old for GPU 1 (NVIDIA H100, PCI 10de:2330")
+    p = expect(probe(m, "driver"), "fail", "did not take 1 of the 2",
+               "it is older than GPU 1 (NVIDIA H100 80GB HBM3, PCI 10de:2330")
     assert p["fix"].startswith("install NVIDIA driver 525.85.05 or newer"), p
 
 
@@ -522,9 +526,13 @@ def _only_gpu(m, device, name, cc, driver, nvml_sees=True, subsystem=None):
 ], ids=["H200", "L40S", "B200", "RTX5070", "B300"])
 def test_a_new_gpu_on_an_old_driver_needs_the_first_driver_that_lists_it(m, device, name, cc, driver, need):
     _only_gpu(m, device, name, cc, driver, nvml_sees=False)
-    p = expect(probe(m, "driver"), "fail", "sees 0 of the 1", f"PCI 10de:{device[2:]}", f"needs ≥ {need}",
-               f"lists: NVIDIA's driver lists name PCI 10de:{device[2:]}")
-    assert p["fix"].startswith(f"install NVIDIA driver {need} or newer"), p
+    # the driver did not take it and the kernel log is silent: the lists say from which driver
+    # on it is taken (Blackwell parts under the fixture's proprietary module are told that too)
+    p = expect(probe(m, "driver"), "fail", "did not take 1 of the 1", f"PCI 10de:{device[2:]}",
+               f"from {need}, and the kernel log does not say otherwise",
+               f"lists: NVIDIA's open-module lists name PCI 10de:{device[2:]}")
+    assert any(f["fix"].startswith(f"install NVIDIA driver {need} or newer") for f in p["findings"]), p
+    assert ("Blackwell" in p["finding"]) == (cc[0] >= 10), p
     # at that driver the same machine is fine
     m.gpus.append(dict(name=name, bus="00000000:65:00.0", cc=cc, mig=None, mig_instances=[], temp=(45, 90), throttle=0))
     m.kernel_driver(need)
@@ -533,17 +541,21 @@ def test_a_new_gpu_on_an_old_driver_needs_the_first_driver_that_lists_it(m, devi
     expect(probe(m, "driver", env={"CUDAENV_TODAY": "2026-05-01"}), "ok", f"driver {need} loaded")
 
 
-def test_the_subsystem_decides_for_the_a100_80gb(m):
-    """PCI 10de:20b2 is the A100-SXM4 40 GB and 80 GB; the 80 GB parts (subsystem 10de:1622)
-    are listed from 515.76, later than the 40 GB ones."""
+def test_a_gpu_the_driver_drives_is_not_judged_by_the_lists(m):
+    """PCI 10de:20b2 subsystem 10de:1622 is the A100-SXM4-80GB, which NVIDIA's lists name only
+    from 515.76. On 515.65.01 that NVML enumerates it, the driver drives it: a listing is not a
+    minimum (the field corpus' T4s on R535 and A100s on 570.86.10 were warned). Only R515's age
+    is left to say."""
     _only_gpu(m, "0x20b2", "NVIDIA A100-SXM4-80GB", (8, 0), "515.65.01", subsystem=("10de", "1622"))
-    p = expect(probe(m, "driver"), "warn", "older than NVIDIA's lists allow",
-               "PCI 10de:20b2 subsystem 10de:1622", "needs ≥ 515.76")
-    assert p["fix"].startswith("install NVIDIA driver 515.76 or newer"), p
-    m.write("/sys/bus/pci/devices/0000:65:00.0/subsystem_device", "0x1463\n")
-    # the 40 GB part is listed from 515.48.07: only R515's age is left to say
     p = expect(probe(m, "driver"), "warn", "older than every branch NVIDIA still supports")
-    assert not any("lists allow" in f["finding"] for f in p["findings"]), p
+    assert not any("lists" in f["finding"] for f in p["findings"]), p
+    assert not any(d.startswith("lists:") for d in p["details"]), p
+    # not enumerated: the lists now speak, and name the driver that takes it
+    m.gpus.clear()
+    m.gpu_conf(driver="515.65.01")
+    p = expect(probe(m, "driver"), "fail", "did not take 1 of the 1",
+               "PCI 10de:20b2 subsystem 10de:1622", "from 515.76")
+    assert p["fix"].startswith("install NVIDIA driver 515.76 or newer"), p
 
 
 @pytest.mark.parametrize("device,name,cc,driver,last", [
@@ -552,8 +564,9 @@ def test_the_subsystem_decides_for_the_a100_80gb(m):
 ], ids=["pascal-on-R590", "kepler-on-R525"])
 def test_an_old_gpu_on_a_driver_past_its_last_branch(m, device, name, cc, driver, last):
     _only_gpu(m, device, name, cc, driver, nvml_sees=False)
-    p = expect(probe(m, "driver"), "fail", f"driver {driver} is newer than the last branch",
-               f"ends with R{last}", "is not in NVIDIA's lists the manifests hold; by family")
+    p = expect(probe(m, "driver"), "fail", f"driver {driver} did not take 1 of the 1",
+               f"it is newer than the last branch of", f"ends with R{last}",
+               "is not in NVIDIA's open-module lists")
     assert p["fix"].startswith(f"install the newest R{last} driver"), p
 
 
@@ -718,7 +731,9 @@ def test_mig_off_is_ok(m):
 
 def test_cuda_link_missing(m):
     m.remove("/usr/local/cuda")
-    expect(probe(m, "cuda-link"), "warn", "does not exist")
+    # no toolkit anywhere: nothing to say; a toolkit reached otherwise: the missing link warns
+    expect(probe(m, "cuda-link"), "skip", "does not exist, and no CUDA toolkit is installed")
+    expect(probe(m, "cuda-link", env={"CUDA_HOME": "/usr/local/cuda-12.4"}), "warn", "does not exist")
 
 
 def test_cuda_link_dangling(m):
@@ -833,7 +848,9 @@ def test_toolkit_dangling_full_version_link(m):
 def test_toolkit_none_at_all(m):
     m.remove("/usr/local/cuda")
     res, probes = doctor(m)
-    expect(probes["toolkit"], "warn", "no CUDA toolkit")
+    # not a fault: frameworks' wheels bring their own CUDA libraries
+    assert probes["toolkit"]["status"] == "skip", probes["toolkit"]
+    assert probes["toolkit"]["finding"].startswith("no CUDA toolkit"), probes["toolkit"]
     for dep in ("driver-cuda", "compiler"):
         assert probes[dep]["status"] == "skip", probes[dep]
 
@@ -1130,7 +1147,8 @@ def test_container_image_without_cudnn(m):
     for f in m.p("/usr/local/cuda-12.4/lib64").glob("libcudnn*"):
         f.unlink()
     m.ldconfig()
-    expect(probe(m, "container"), "warn", "no cuDNN")
+    # said, not flagged: many GPU images need no cuDNN (NVIDIA's sample workload)
+    expect(probe(m, "container"), "ok", "in podman with GPU device nodes", "no cuDNN in the image's loader cache")
 
 
 def test_container_ok(m):

@@ -132,20 +132,19 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
                       Version::compare_numeric(driver, it->second) >= 0) ||
                      (driver.major() > l->first_per_branch.rbegin()->first &&
                       Version::compare_numeric(driver, first) >= 0);
-        if (!named && row && row->min_driver &&
-            Version::compare_numeric(driver, *row->min_driver) < 0) {
-            // the family rule: a driver older than the first CUDA of the GPU's SM cannot know it
-            v.kind = GpuDriverVerdict::Kind::too_old;
-            v.need = row->min_driver;
-            v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
-            return v;
-        }
         if (!named) {
             auto next = l->first_per_branch.lower_bound(driver.major());
             v.listed_from = next != l->first_per_branch.end() ? next->second : first;
-            if (it != l->first_per_branch.end()) {
-                v.listed_from = it->second;
-            }
+        }
+        if (!named && row && row->min_driver &&
+            Version::compare_numeric(driver, *row->min_driver) < 0) {
+            // the family rule: a driver older than the first CUDA of the GPU's SM cannot know
+            // it; the lists' first naming driver is the one to install (it surely drives it)
+            v.kind = GpuDriverVerdict::Kind::too_old;
+            v.need = row->min_driver;
+            v.why = listed + " from " + v.listed_from->str() + "; by family (" + row->name +
+                    "): " + row->min_driver_basis;
+            return v;
         }
         v.kind = named ? GpuDriverVerdict::Kind::ok : GpuDriverVerdict::Kind::unknown;
         v.why = listed +

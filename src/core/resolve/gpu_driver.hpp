@@ -35,8 +35,9 @@ struct GpuDriverVerdict {
     std::string gpu;             ///< "NVIDIA H100 PCIe (PCI 10de:2331, subsystem 10de:1626)"
     std::optional<Version> need; ///< too_old: the oldest driver that drives it on a fitting branch
     std::optional<unsigned> last_branch; ///< too_new
-    /// NVIDIA's lists name the GPU from this driver on (the branch's first listing, else the
-    /// first): a driver from there drives it. An upper bound of the minimum, never the minimum.
+    /// NVIDIA's lists name the GPU from this driver on (the first listing on the driver's branch
+    /// or the next one): a driver from there drives it. An upper bound of the minimum, never the
+    /// minimum; with `too_old`, the driver to install.
     std::optional<Version> listed_from;
     std::string why; ///< one sentence: what the data says and where it is from
 };

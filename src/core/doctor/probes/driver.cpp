@@ -404,6 +404,13 @@ std::vector<Installed> installed_drivers(Host& h) {
 struct Unsupported {
     std::vector<std::string> old_gpus; ///< "GPU 0 (NVIDIA H200 (PCI 10de:2335)) needs ≥ 550.90.07"
     std::optional<Version> need;       ///< the highest minimum among them
+    /// the driver to install: the highest of each GPU's minimum or, where NVIDIA's lists name
+    /// the GPU from a later driver, that driver
+    std::optional<Version> install;
+    /// GPUs the driver's branch does not list, with the driver their listing starts at ("GPU 0
+    /// (NVIDIA H200, PCI 10de:2335, sm_90) from 550.90.07"), and the highest such driver
+    std::vector<std::string> listed;
+    std::optional<Version> listed_from;
     std::vector<std::string> new_gpus;   ///< GPUs whose architecture ended on an older branch
     std::optional<unsigned> last_branch; ///< the lowest such last branch
     std::vector<std::string> basis;      ///< what the data says, per GPU
@@ -465,6 +472,17 @@ unsupported_by(Host& h, const Version& version, const std::set<std::string>& onl
             out.basis.push_back(v.why);
             if (!out.need || *out.need < *v.need) {
                 out.need = v.need;
+            }
+            Version want = v.listed_from && *v.need < *v.listed_from ? *v.listed_from : *v.need;
+            if (!out.install || *out.install < want) {
+                out.install = want;
+            }
+        } else if (v.kind == GpuDriverVerdict::Kind::unknown && v.listed_from &&
+                   Version::compare_numeric(version, *v.listed_from) < 0) {
+            out.listed.push_back(label + " from " + v.listed_from->str());
+            out.basis.push_back(v.why);
+            if (!out.listed_from || *out.listed_from < *v.listed_from) {
+                out.listed_from = v.listed_from;
             }
         } else if (v.kind == GpuDriverVerdict::Kind::too_new && v.last_branch) {
             out.new_gpus.push_back(label + " ends with R" + std::to_string(*v.last_branch));
@@ -663,11 +681,15 @@ std::optional<Finding> blackwell_needs_open(Host& h, const std::set<std::string>
         return std::nullopt;
     }
     for (const auto& g : h.facts().pci_gpus()) {
-        auto chip = chip_of_device(g.device_id);
-        if (untaken.contains(g.address) && chip && chip->compute_capability >= 100) {
+        unsigned cc = 0;
+        if (const auto* model = gpu_model(h, g.name)) {
+            cc = model->compute_capability;
+        } else if (auto chip = chip_of_device(g.device_id)) {
+            cc = chip->compute_capability;
+        }
+        if (untaken.contains(g.address) && cc >= 100) {
             std::string dev = g.device_id.rfind("0x", 0) == 0 ? g.device_id.substr(2) : g.device_id;
-            return fail("the GPU " + g.address + " (PCI 10de:" + dev + ", " +
-                            sm(chip->compute_capability) +
+            return fail("the GPU " + g.address + " (PCI 10de:" + dev + ", " + sm(cc) +
                             ") is a Blackwell or newer GPU, which only NVIDIA's open kernel "
                             "module drives; the proprietary module is loaded",
                         "install the open kernel module of the same driver (Ubuntu: "
@@ -703,7 +725,7 @@ std::optional<Finding> logged_reason(Host& h,
             auto bad = unsupported_by(
                 h, *Version::try_parse(w.release.empty() ? "0.0" : w.release), {w.address});
             std::string fix = bad.last_branch ? older_branch_fix(*bad.last_branch)
-                              : bad.need      ? newer_driver_fix(*bad.need)
+                              : bad.need      ? newer_driver_fix(*bad.install)
                                               : "install a driver that lists the GPU (NVIDIA's "
                                                 "driver search, or the README's Appendix A of "
                                                 "a newer release), then reboot";
@@ -794,7 +816,7 @@ std::optional<Finding> installed_unsupported(Host& h, const std::vector<Installe
     return fail("driver " + installed.front().version.str() + " is installed but " + what +
                     "; the module cannot bind the device, so `modprobe nvidia` fails with \"No "
                     "such device\"",
-                bad.need ? newer_driver_fix(*bad.need) : older_branch_fix(*bad.last_branch),
+                bad.need ? newer_driver_fix(*bad.install) : older_branch_fix(*bad.last_branch),
                 details);
 }
 
@@ -957,10 +979,12 @@ Finding driver(Host& h) {
                 others.insert(*b);
             }
         }
-        std::optional<Finding> why = blackwell_needs_open(h, untaken);
-        if (!why) {
-            why = other_owner(others);
+        // the module's flavour is a cause of its own, beside any other
+        if (auto open = blackwell_needs_open(h, untaken)) {
+            details.insert(details.end(), open->details.begin(), open->details.end());
+            issues.push_back({open->status, open->summary, open->fix});
         }
+        std::optional<Finding> why = other_owner(others);
         for (auto it = untaken.begin(); !why && it != untaken.end(); ++it) {
             why = logged_reason(h, words, *it, version);
         }
@@ -979,12 +1003,18 @@ Finding driver(Host& h) {
             if (bad.need) {
                 issues.push_back({Status::fail,
                                   seen + ": it is older than " + bad.old_what(),
-                                  newer_driver_fix(*bad.need)});
+                                  newer_driver_fix(*bad.install)});
             } else if (bad.last_branch) {
                 issues.push_back(
                     {Status::fail,
                      seen + ": it is newer than the last branch of " + join(bad.new_gpus),
                      older_branch_fix(*bad.last_branch)});
+            } else if (bad.listed_from) {
+                // the kernel log is silent: NVIDIA's lists bound the driver that takes it
+                issues.push_back({Status::fail,
+                                  seen + ": NVIDIA's lists name " + join(bad.listed) +
+                                      ", and the kernel log does not say otherwise",
+                                  newer_driver_fix(*bad.listed_from)});
             } else {
                 issues.push_back(
                     {Status::fail,
