@@ -107,8 +107,10 @@ std::optional<std::string> kmsg_message(std::string_view record) {
     }
     auto end = record.find('\n', semi);
     auto text = record.substr(semi + 1, end == std::string_view::npos ? end : end - semi - 1);
-    // the kernel writes a message's own newlines and other unprintable bytes as \xHH (a
-    // printk of several lines, like "has fallen off the bus"'s, is one record)
+    // the kernel writes a message's own newlines and other unprintable bytes as \xHH: a printk
+    // of several lines ("The NVIDIA GPU 0000:b3:00.0\nNVRM: (PCI ID: 10de:26b5) installed in
+    // this system has\nNVRM: fallen off the bus ...") is one record, made one line here, each
+    // continuation's own "NVRM:" taken off
     std::string out;
     out.reserve(text.size());
     auto hex = [](char c) {
@@ -122,6 +124,16 @@ std::optional<std::string> kmsg_message(std::string_view record) {
         } else {
             out.push_back(text[i]);
         }
+    }
+    for (auto nl = out.find('\n'); nl != std::string::npos; nl = out.find('\n', nl)) {
+        auto next = out.find_first_not_of(" \t", nl + 1);
+        if (next != std::string::npos && out.compare(next, 5, "NVRM:") == 0) {
+            next = out.find_first_not_of(" \t", next + 5);
+        }
+        out.replace(nl, (next == std::string::npos ? out.size() : next) - nl, " ");
+    }
+    while (!out.empty() && out.back() == ' ') {
+        out.pop_back();
     }
     return out;
 }

@@ -54,6 +54,7 @@ class Files {
     struct KernelLog {
         bool readable = false;
         std::string why;
+        /// one line each: a printk of several lines is joined, its continuations' "NVRM:" off
         std::vector<std::string> messages;
     };
 

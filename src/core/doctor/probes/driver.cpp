@@ -506,8 +506,7 @@ struct LogWord {
         fell_off,
         init_failed,
         not_probed,
-        bound_elsewhere,
-        api_mismatch
+        bound_elsewhere
     } kind;
     std::string address; ///< "0000:01:00.0" where the message names it
     std::string release; ///< the driver release it names, or the legacy branch ("580.xx")
@@ -518,33 +517,23 @@ std::vector<LogWord> kernel_log_words(Host& h) {
     std::vector<std::string> paragraphs;
     bool open = false;
     for (const auto& m : h.files().kernel_log().messages) {
-        bool first = true;
-        for (const auto& l : detail::lines_of(m)) {
-            std::string_view line(l);
-            bool nvrm = line.starts_with("NVRM:");
-            if (!nvrm && first) {
-                open = false;
-                break;
-            }
-            if (nvrm) {
-                line.remove_prefix(5);
-            }
-            std::string piece = detail::trim(line);
-            bool continued = !first;
-            first = false;
-            // a paragraph ends where the next message starts one of its own
-            bool starts = piece.starts_with("The NVIDIA ") || piece.starts_with("GPU ") ||
-                          piece.starts_with("API mismatch") || piece.starts_with("Xid ") ||
-                          piece.starts_with("loading ") || piece.starts_with("The NVIDIA probe");
-            if (!open || (starts && !continued)) {
-                paragraphs.emplace_back();
-            }
-            if (!paragraphs.back().empty()) {
-                paragraphs.back() += ' ';
-            }
-            paragraphs.back() += piece;
-            open = true;
+        if (!m.starts_with("NVRM:")) {
+            open = false;
+            continue;
         }
+        std::string piece = detail::trim(std::string_view(m).substr(5));
+        // a paragraph ends where the next message starts one of its own
+        bool starts = piece.starts_with("The NVIDIA ") || piece.starts_with("GPU ") ||
+                      piece.starts_with("API mismatch") || piece.starts_with("Xid ") ||
+                      piece.starts_with("loading ");
+        if (!open || starts) {
+            paragraphs.emplace_back();
+        }
+        if (!paragraphs.back().empty()) {
+            paragraphs.back() += ' ';
+        }
+        paragraphs.back() += piece;
+        open = true;
     }
     auto after = [](const std::string& p, std::string_view key) -> std::string {
         auto at = p.find(key);
@@ -556,29 +545,29 @@ std::vector<LogWord> kernel_log_words(Host& h) {
         return p.substr(from, end == std::string::npos ? std::string::npos : end - from);
     };
     std::vector<LogWord> out;
+    // "The NVIDIA GPU 0000:01:00.0 (PCI ID: ...)", "GPU 0000:01:00.0: RmInitAdapter ..."
+    auto address_after = [](const std::string& p, std::string_view key) -> std::string {
+        auto at = p.find(key);
+        if (at == std::string::npos) {
+            return {};
+        }
+        std::string a;
+        for (std::size_t i = at + key.size(); i < p.size(); ++i) {
+            char c = static_cast<char>(std::tolower(static_cast<unsigned char>(p[i])));
+            if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+                break;
+            }
+            a.push_back(c);
+        }
+        while (!a.empty() && (a.back() == ':' || a.back() == '.')) {
+            a.pop_back();
+        }
+        return std::count(a.begin(), a.end(), ':') == 2 ? a : std::string();
+    };
     for (const auto& p : paragraphs) {
-        // "The NVIDIA GPU 0000:01:00.0 (PCI ID: ...)", "GPU 0000:01:00.0: RmInitAdapter ..."
-        auto address_after = [&](std::string_view key) -> std::string {
-            auto at = p.find(key);
-            if (at == std::string::npos) {
-                return {};
-            }
-            std::string a;
-            for (std::size_t i = at + key.size(); i < p.size(); ++i) {
-                char c = static_cast<char>(std::tolower(static_cast<unsigned char>(p[i])));
-                if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
-                    break;
-                }
-                a.push_back(c);
-            }
-            while (!a.empty() && (a.back() == ':' || a.back() == '.')) {
-                a.pop_back();
-            }
-            return std::count(a.begin(), a.end(), ':') == 2 ? a : std::string();
-        };
-        std::string address = address_after("The NVIDIA GPU ");
+        std::string address = address_after(p, "The NVIDIA GPU ");
         if (address.empty()) {
-            address = address_after("GPU ");
+            address = address_after(p, "GPU ");
         }
         if (p.find("fallen off the bus") != std::string::npos) {
             out.push_back({LogWord::Kind::fell_off, address, {}, p});
@@ -598,8 +587,6 @@ std::vector<LogWord> kernel_log_words(Host& h) {
             out.push_back({LogWord::Kind::init_failed, address, {}, p});
         } else if (p.find("probe routine was not called") != std::string::npos) {
             out.push_back({LogWord::Kind::not_probed, {}, {}, p});
-        } else if (p.starts_with("API mismatch")) {
-            out.push_back({LogWord::Kind::api_mismatch, {}, {}, p});
         }
     }
     return out;
@@ -722,8 +709,8 @@ std::optional<Finding> logged_reason(Host& h,
                         details);
         }
         case LogWord::Kind::unsupported: {
-            auto bad = unsupported_by(
-                h, *Version::try_parse(w.release.empty() ? "0.0" : w.release), {w.address});
+            auto release = Version::try_parse(w.release);
+            auto bad = release ? unsupported_by(h, *release, {w.address}) : Unsupported{};
             std::string fix = bad.last_branch ? older_branch_fix(*bad.last_branch)
                               : bad.need      ? newer_driver_fix(*bad.install)
                                               : "install a driver that lists the GPU (NVIDIA's "
@@ -787,8 +774,6 @@ std::optional<Finding> logged_reason(Host& h,
                         "module loaded (\"probe routine was not called\")",
                         nouveau_fix(),
                         details);
-        case LogWord::Kind::api_mismatch:
-            break;
         }
     }
     return std::nullopt;
@@ -884,13 +869,13 @@ std::optional<Issue> mismatch(Host& h) {
     auto mod = Version::try_parse(*d.module_version);
     auto lib = Version::try_parse(libs);
     bool nvml_says = d.nvml_init_code == 18;
-    if (!mod || !lib || (*mod == *lib && !nvml_says)) {
+    if (!mod || !lib || (Version::compare_numeric(*mod, *lib) == 0 && !nvml_says)) {
         return std::nullopt;
     }
     std::string what = "driver/library version mismatch: kernel module " + mod->str() +
                        ", user-space libraries " + lib->str() + " (" + from + ")" +
                        (nvml_says ? "; NVML refuses to start (error 18)" : "");
-    int cmp = Version::compare_numeric(*lib, *mod) < 0 ? -1 : *lib == *mod ? 0 : 1;
+    auto cmp = Version::compare_numeric(*lib, *mod);
     if (cmp > 0) {
         return Issue{Status::fail,
                      what + ": the libraries are newer -- the driver was upgraded and the old "
@@ -962,9 +947,8 @@ Finding driver(Host& h) {
         auto b = bound.find(g.address);
         // bound is not taken: the module binds the device before it initialises it, and the
         // kernel log says when that failed
-        bool failed = std::any_of(words.begin(), words.end(), [&](const LogWord& w) {
-            return w.address == g.address && w.kind != LogWord::Kind::api_mismatch;
-        });
+        bool failed = std::any_of(
+            words.begin(), words.end(), [&](const LogWord& w) { return w.address == g.address; });
         bool taken = d.nvml_ok ? enumerated.contains(g.address)
                                : (b == bound.end() || b->second == "nvidia") && !failed;
         if (!taken) {

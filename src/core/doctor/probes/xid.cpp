@@ -1,7 +1,6 @@
 // Probe: the kernel log since boot (/dev/kmsg) for the driver's Xid events and GPUs that fell off
 // the bus, each with what it means and what to do (NVIDIA's Xid catalog). Reading the log needs
 // root where kernel.dmesg_restrict is 1: then the probe says so and skips.
-#include "../text.hpp"
 #include "probes.hpp"
 
 #include <map>
@@ -117,29 +116,12 @@ bool parse_xid(std::string_view m, std::string& bus, unsigned& xid) {
 
 /// "NVRM: GPU 0000:65:00.0: GPU has fallen off the bus." / "NVRM: GPU at 0000:01:00.0 has
 /// fallen off the bus." -> "0000:65:00".
-std::optional<std::string> fell_off(std::string_view raw) {
-    // a printk of several lines is one record: "The NVIDIA GPU 0000:b3:00.0\nNVRM: (PCI ID:
-    // 10de:26b5) installed in this system has\nNVRM: fallen off the bus and is not responding"
-    std::string flat;
-    for (const auto& line : detail::lines_of(raw)) {
-        std::string_view l(line);
-        if (!flat.empty()) {
-            if (l.starts_with("NVRM:")) {
-                l.remove_prefix(5);
-            }
-            flat += ' ';
-            flat += detail::trim(l);
-        } else {
-            flat += l;
-        }
-    }
-    std::string_view m(flat);
-    if (m.find("The NVIDIA GPU ") != std::string_view::npos &&
-        m.find("fallen off the bus") != std::string_view::npos) {
-        auto at = m.find("The NVIDIA GPU ") + 15;
-        auto end = m.find_first_of(" \n", at);
-        std::string bus(
-            m.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
+std::optional<std::string> fell_off(std::string_view m) {
+    // "NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system has fallen
+    // off the bus and is not responding to commands." (one printk of three lines)
+    if (auto at = m.find("The NVIDIA GPU ");
+        at != std::string_view::npos && m.find("fallen off the bus") != std::string_view::npos) {
+        std::string bus(m.substr(at + 15, m.find(' ', at + 15) - at - 15));
         return bus.size() > 3 && bus[bus.size() - 2] == '.' ? bus.substr(0, bus.size() - 2) : bus;
     }
     if (m.find("has fallen off the bus") == std::string_view::npos ||

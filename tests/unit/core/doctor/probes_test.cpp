@@ -696,6 +696,20 @@ TEST_F(DoctorProbes, XidEventsInTheKernelLogAreNamedWithTheirFix) {
     EXPECT_EQ(f.status, Status::fail);
     EXPECT_EQ(f.summary,
               "Xid 79 on GPU 0000:01:00 (once since boot): the GPU has fallen off the bus");
+    // R570's open module prints it as one printk of three lines, which /dev/kmsg hands out as
+    // one record with \x0a inside (the message of NVIDIA/NVSentinel#155, an L40)
+    write("/dev/kmsg",
+          boot + "3,961,4,-;NVRM: The NVIDIA GPU 0000:b3:00.0\\x0aNVRM: (PCI ID: 10de:26b5) "
+                 "installed in this system has\\x0aNVRM: fallen off the bus and is not "
+                 "responding to commands.\n");
+    f = probe(checks::xid);
+    EXPECT_EQ(f.status, Status::fail);
+    EXPECT_EQ(f.summary,
+              "Xid 79 on GPU 0000:b3:00 (once since boot): the GPU has fallen off the bus");
+    Host h(config());
+    EXPECT_EQ(h.files().kernel_log().messages.back(),
+              "NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system "
+              "has fallen off the bus and is not responding to commands.");
 }
 
 TEST_F(DoctorProbes, XidWithoutAKernelLogSaysWhyAndSkips) {
