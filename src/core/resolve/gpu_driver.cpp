@@ -119,57 +119,45 @@ GpuDriverVerdict check_gpu_driver(const manifest::GpuSupport& support,
     }
     // 2. the lists say when a GPU was first named, not the driver it needs (the open modules
     //    listed every GPU of 2022 from their first tag, the T4 only from 575): they answer yes,
-    //    never no
+    //    and otherwise keep the first naming driver (the branch's, or the next branch's) as an
+    //    upper bound -- the driver to install when one is needed
+    bool named = false;
     if (l) {
-        Version first = l->first_per_branch.begin()->second;
-        if (l->off_mainline && Version::compare_numeric(driver, *l->off_mainline) == 0) {
-            v.kind = GpuDriverVerdict::Kind::ok;
-            v.why = listed + " from driver " + l->off_mainline->str();
-            return v;
-        }
         auto it = l->first_per_branch.find(driver.major());
-        bool named = (it != l->first_per_branch.end() &&
-                      Version::compare_numeric(driver, it->second) >= 0) ||
-                     (driver.major() > l->first_per_branch.rbegin()->first &&
-                      Version::compare_numeric(driver, first) >= 0);
+        const Version& first = l->first_per_branch.begin()->second;
+        named = (l->off_mainline && Version::compare_numeric(driver, *l->off_mainline) == 0) ||
+                (it != l->first_per_branch.end() &&
+                 Version::compare_numeric(driver, it->second) >= 0) ||
+                (driver.major() > l->first_per_branch.rbegin()->first &&
+                 Version::compare_numeric(driver, first) >= 0);
         if (!named) {
             auto next = l->first_per_branch.lower_bound(driver.major());
             v.listed_from = next != l->first_per_branch.end() ? next->second : first;
         }
-        if (!named && row && row->min_driver &&
-            Version::compare_numeric(driver, *row->min_driver) < 0) {
-            // the family rule: a driver older than the first CUDA of the GPU's SM cannot know
-            // it; the lists' first naming driver is the one to install (it surely drives it)
-            v.kind = GpuDriverVerdict::Kind::too_old;
-            v.need = row->min_driver;
-            v.why = listed + " from " + v.listed_from->str() + "; by family (" + row->name +
-                    "): " + row->min_driver_basis;
-            return v;
-        }
-        v.kind = named ? GpuDriverVerdict::Kind::ok : GpuDriverVerdict::Kind::unknown;
-        v.why = listed +
-                (named ? " in driver " + driver.str() + "'s branch"
-                       : " from " + v.listed_from.value_or(first).str() +
-                             " (when a list first named it: not a minimum)") +
-                (row && !named ? "; by family (" + row->name + "): " + row->min_driver_basis
-                               : std::string());
-        return v;
     }
-    // not listed: the family rule: a driver older than the first CUDA of the GPU's SM cannot know
-    // it
-    if (row && row->min_driver && Version::compare_numeric(driver, *row->min_driver) < 0) {
+    std::string from = v.listed_from ? " from " + v.listed_from->str() : std::string();
+    std::string by_family = row && row->min_driver
+                                ? "; by family (" + row->name + "): " + row->min_driver_basis
+                                : std::string();
+    // 3. the family rule: a driver older than the first CUDA of the GPU's SM cannot know it
+    if (!named && row && row->min_driver &&
+        Version::compare_numeric(driver, *row->min_driver) < 0) {
         v.kind = GpuDriverVerdict::Kind::too_old;
         v.need = row->min_driver;
-        v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
+        v.why = listed + from + by_family;
         return v;
     }
-    if (row && row->min_driver) {
+    if (named) {
         v.kind = GpuDriverVerdict::Kind::ok;
-        v.why = listed + "; by family (" + row->name + "): " + row->min_driver_basis;
-        return v;
+        v.why = listed + " in driver " + driver.str() + "'s branch";
+    } else if (l) {
+        v.kind = GpuDriverVerdict::Kind::unknown;
+        v.why = listed + from + " (when a list first named it: not a minimum)" + by_family;
+    } else {
+        v.kind = by_family.empty() ? GpuDriverVerdict::Kind::unknown : GpuDriverVerdict::Kind::ok;
+        v.why =
+            listed + (by_family.empty() ? " and the family rule has no minimum for it" : by_family);
     }
-    v.kind = GpuDriverVerdict::Kind::unknown;
-    v.why = listed + " and the family rule has no minimum for it";
     return v;
 }
 
@@ -232,6 +220,11 @@ std::vector<std::string> machine_fit(const manifest::CudaRelease& release,
         } else if (v.kind == GpuDriverVerdict::Kind::too_new && v.last_branch) {
             out.push_back("this machine's driver " + driver->str() + " does not drive " + v.gpu +
                           ": " + v.why);
+        } else if (v.kind == GpuDriverVerdict::Kind::unknown && v.listed_from) {
+            // a listing is not a minimum: said as what it is, for `cudaenv doctor` to settle
+            out.push_back("this machine's driver " + driver->str() + " may not drive " + v.gpu +
+                          ": NVIDIA's lists name it from " + v.listed_from->str() +
+                          " (if it does not, install that or newer; cudaenv doctor says)");
         }
     }
     return out;

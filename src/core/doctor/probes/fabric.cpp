@@ -59,10 +59,19 @@ std::string_view base_name(std::string_view p) {
     return slash == std::string_view::npos ? p : p.substr(slash + 1);
 }
 
+/// The program a process runs: its executable (/proc/<pid>/exe), else its argv[0]
+/// (/proc/<pid>/cmdline); empty when neither can be read.
+std::string program_of(Host& h, const std::string& pid) {
+    if (auto exe = h.files().read_link("/proc/" + pid + "/exe")) {
+        return exe->substr(0, exe->find(" (deleted)"));
+    }
+    auto cmdline = h.files().read("/proc/" + pid + "/cmdline", 4096).value_or("");
+    return cmdline.substr(0, cmdline.find('\0'));
+}
+
 /// A running process of the program `name`, as Linux shows it: /proc/<pid>/comm holds at most
 /// 15 bytes (TASK_COMM_LEN), so nv-fabricmanager is "nv-fabricmanage" there; a cut name is
-/// confirmed by the process's executable (/proc/<pid>/exe) or argv[0] (/proc/<pid>/cmdline).
-/// The first such pid, or empty.
+/// confirmed by the program the process runs. The first such pid, or empty.
 std::string process_of(Host& h, std::string_view name) {
     constexpr std::size_t k_comm = 15;
     std::string_view cut = name.substr(0, std::min(name.size(), k_comm));
@@ -71,19 +80,8 @@ std::string process_of(Host& h, std::string_view name) {
             continue;
         }
         auto comm = h.files().read("/proc/" + pid + "/comm", 64);
-        if (!comm || trim(*comm) != cut) {
-            continue;
-        }
-        if (name.size() <= k_comm) {
-            return pid;
-        }
-        auto exe = h.files().read_link("/proc/" + pid + "/exe");
-        if (exe && base_name(exe->substr(0, exe->find(" (deleted)"))) == name) {
-            return pid;
-        }
-        auto cmdline = h.files().read("/proc/" + pid + "/cmdline", 4096);
-        if (cmdline &&
-            base_name(std::string_view(*cmdline).substr(0, cmdline->find('\0'))) == name) {
+        if (comm && trim(*comm) == cut &&
+            (name.size() <= k_comm || base_name(program_of(h, pid)) == name)) {
             return pid;
         }
     }
@@ -196,15 +194,9 @@ Finding fabric(Host& h) {
     }
     if (exe.empty() && !pid.empty()) {
         // the running one, wherever it is (Bottlerocket: /usr/libexec/nvidia/tesla/bin)
-        auto cmdline = h.files().read("/proc/" + pid + "/cmdline", 4096).value_or("");
-        std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
-        auto link = h.files().read_link("/proc/" + pid + "/exe");
-        exe = link ? link->substr(0, link->find(" (deleted)")) : argv0;
-        if (!exe.empty() && !h.files().exists(exe)) {
-            exe.clear();
-        }
+        exe = program_of(h, pid);
         if (exe.empty()) {
-            exe = argv0.empty() ? "nv-fabricmanager" : argv0;
+            exe = "nv-fabricmanager";
         }
     }
     if (exe.empty()) {

@@ -203,7 +203,8 @@ FwLoad framework_load(Host& h,
             if (h.files().exists(file)) {
                 bool is_wheel =
                     wheel && h.files().canonical(file) == h.files().canonical(wheel->first);
-                bool bundled = under_or_at(h.files().canonical(file), h.files().canonical(own_lib));
+                bool bundled = !own_lib.empty() &&
+                               under_or_at(h.files().canonical(file), h.files().canonical(own_lib));
                 order.push_back({file,
                                  (is_wheel  ? wheel->second
                                   : bundled ? "the copy bundled in " + fw.dist.name + "'s wheel"
