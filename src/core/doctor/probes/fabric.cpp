@@ -31,7 +31,9 @@ std::vector<std::string> nvswitches(Host& h) {
 }
 
 /// The fabric manager's service as systemd reports it (`systemctl show`: one child, live, only on
-/// an NVSwitch machine): LoadState, ActiveState, SubState, MainPID, Result. None without systemd.
+/// an NVSwitch machine): LoadState, ActiveState, SubState, MainPID, Result. `show` is systemd's
+/// computer-parsable form, a key=value line per property (systemctl(1), systemd 252), where
+/// `status` is for people. None without systemd.
 std::map<std::string, std::string> service_state(Host& h) {
     std::map<std::string, std::string> out;
     auto systemctl = h.files().which("systemctl");
