@@ -114,7 +114,7 @@ WHEEL_LIBS = {
 }
 
 
-def build_machine(m, spec, tmp):
+def build_machine(m, spec):
     m.base()
     m.remove("/usr/bin/gcc")  # the fixture's own gcc: a case's compiler is what its thread shows
     kernel = spec.get("kernel")
@@ -326,7 +326,7 @@ def test_case(cudaenv, libs, tmp_path, path):
         pytest.skip("ldconfig -r needs root (chroot)")
     case = load(path)
     m = fixture_sysroot.Machine(tmp_path / "sys", libs)
-    env = build_machine(m, case.get("machine", {}), tmp_path)
+    env = build_machine(m, case.get("machine", {}))
     cudaenv.env.pop("container", None)
     today = case.get("today") or case.get("machine", {}).get("today") or "2026-12-07"
     cudaenv.env.update(CUDAENV_SYSROOT=str(m.root), CUDAENV_TODAY=today,
