@@ -32,10 +32,12 @@ Finding gpu(Host& h) {
                 name = n.name;
             }
         }
-        if (const auto* l = h.manifests().gpu_support().find(
-                manifest::normalize_pci_id(gpus[i].device_id), gpus[i].subsystem);
-            name.empty() && l) {
-            name = l->name; // NVIDIA's own name for the PCI id
+        if (name.empty()) {
+            // NVIDIA's own name for the PCI id (the GPU table is read only when needed)
+            if (const auto* l = h.manifests().gpu_support().find(
+                    manifest::normalize_pci_id(gpus[i].device_id), gpus[i].subsystem)) {
+                name = l->name;
+            }
         }
         if (name.empty()) {
             name = "NVIDIA device " + gpus[i].device_id;
