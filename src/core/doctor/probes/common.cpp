@@ -131,7 +131,14 @@ std::vector<std::string> gpus_without_forward_compat(Host& h) {
     std::vector<std::string> out;
     for (const auto& g : h.facts().pci_gpus()) {
         const auto* l = support.find(manifest::normalize_pci_id(g.device_id), g.subsystem);
-        if (!l || !l->forward_compat) {
+        // the marks cover the ids NVIDIA's open-module lists hold (Turing on); a GPU they do not
+        // list (a V100, a P100: data-center parts forward compatibility runs on) is counted
+        // only when its name says it is not a data-center part
+        bool consumer = false;
+        for (std::string_view word : {"geforce", "titan", "quadro"}) {
+            consumer = consumer || lower(g.name).find(word) != std::string::npos;
+        }
+        if (l ? !l->forward_compat : consumer) {
             std::string name = !g.name.empty() ? g.name
                                : l             ? l->name
                                                : "NVIDIA device " + g.device_id;

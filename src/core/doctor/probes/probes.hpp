@@ -82,9 +82,10 @@ void start_children(Host& h);
 /// the longest such wins ("RTX 3060 Ti" over "RTX 3060"). Null when none does.
 const manifest::Gpu* gpu_model(Host& h, const std::string& name);
 
-/// The GPUs on the PCI bus NVIDIA's forward compatibility does not run on, by gpu-support.json's
-/// `forward_compat` marks ("NVIDIA GeForce RTX 4090 (0000:01:00.0)"); an id the data does not
-/// list counts as one: CUDA fails on them with error 804 through a compat libcuda.
+/// The GPUs on the PCI bus NVIDIA's forward compatibility does not run on (CUDA fails on them
+/// with error 804 through a compat libcuda), by gpu-support.json's `forward_compat` marks ("NVIDIA
+/// GeForce RTX 4090 (0000:01:00.0)"); an id the marks do not cover (pre-Turing) counts only when
+/// its name says GeForce, TITAN or Quadro -- a V100 is a data-center part.
 std::vector<std::string> gpus_without_forward_compat(Host& h);
 
 /// The version a CUDA library file says it is: cuDNN and the runtime are asked in the query

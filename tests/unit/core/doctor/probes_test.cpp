@@ -1927,6 +1927,26 @@ TEST_F(DoctorCompat, ADriverTooOldForAReleaseWithCompatSuggestsIt) {
     EXPECT_HAS(f.fix, "cudaenv install 13.3.1 --compat");
 }
 
+// gpu-support.json's forward_compat marks cover the ids the open-module lists hold (Turing on):
+// a Tesla V100 (10de:1db4, never listed) is a data-center part forward compatibility runs on and
+// is not told it cannot use it; a GeForce GTX 1080 (10de:1b80, never listed) is told.
+TEST_F(DoctorCompat, AGpuTheMarksDoNotCoverIsJudgedByItsName) {
+    write("/usr/share/misc/pci.ids",
+          "10de  NVIDIA Corporation\n\t1b80  GP104 [GeForce GTX 1080]\n"
+          "\t1db4  GV100GL [Tesla V100 PCIe 16GB]\n");
+    write(std::string(k_cuda) + "/version.json", R"({"cuda": {"version": "13.3.1"}})");
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 2025\n");
+    write("/sys/bus/pci/devices/0000:65:00.0/device", "0x1db4\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::warn) << f.summary;
+    EXPECT_HAS(f.fix, "cudaenv install 13.3.1 --compat");
+    write("/sys/bus/pci/devices/0000:65:00.0/device", "0x1b80\n");
+    f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::skip) << f.summary;
+    EXPECT_HAS(f.summary, "GP104 [GeForce GTX 1080]");
+}
+
 TEST_F(DoctorCompat, ADriverTooOldForAReleaseWithoutCompatSaysItCannotHelp) {
     write("/proc/driver/nvidia/version",
           "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023\n");
