@@ -37,6 +37,11 @@ const manifest::CudaRelease* Manifests::cuda_release_for(const Version& v) {
         // its minor (from nvcc or libcudart) as the minor's first release: its driver minimum is
         // the lowest any of them asks, so the doctor asserts no more than it knows
         Version mm = v.truncated(std::min<std::size_t>(2, v.size()));
+        if (v.size() > 2 && v[2] >= 1000) {
+            // a build date, not a patch: real version.json files say "11.8.20220929" and
+            // "12.6.20241114" (a 12.6.3 runfile's tree) as well as "12.6.1"
+            return cuda_release_for(mm);
+        }
         std::optional<Version> best_v;
         std::error_code ec;
         for (fs::directory_iterator d(m_dir / "cuda", ec), end; !ec && d != end; d.increment(ec)) {

@@ -1427,6 +1427,10 @@ TEST(DoctorManifests, TodayIsTheOverrideOnlyWhenItIsADate) {
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.2.0"))->version.str(), "12.2.0");
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.6.9"))->version.str(), "12.6.3");
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("10.2.89"))->version.str(), "10.2.89");
+    // version.json's third field is sometimes the installer's build date, not a patch
+    // ("11.8.20220929", "12.2.20230823" in real toolkits): the minor's first release
+    EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("12.2.20230823"))->version.str(),
+              "12.2.0");
     EXPECT_EQ(fixed.cuda_release_for(*Version::try_parse("4.0")), nullptr);
 }
 
