@@ -2,6 +2,7 @@
 
 #include "commands/registry.hpp"
 #include "core/channel/sets.hpp"
+#include "core/ops/trust.hpp"
 #include "core/suggest.hpp"
 
 #include <CLI/CLI.hpp>
@@ -265,6 +266,7 @@ int run(Context& ctx, int argc, char** argv) {
     if (auto cfg = ctx.load_config(); !cfg) {
         return report_error(ctx, cfg.error(), "");
     }
+    ops::judge_sets_by_trust(ctx); // a set whose signers are no longer trusted is not used
     int parsed = split_exec(ctx, argc, argv);
     try {
         app.parse(parsed, argv);

@@ -12,6 +12,7 @@ constexpr std::uint64_t k_day = 24 * 3600;
 constexpr std::array k_vars{
     NumberVar{"CUDAENV_CONNECT_TIMEOUT", "seconds", 1, 3600, false},
     NumberVar{"CUDAENV_STALL_TIMEOUT", "seconds", 1, 3600, false},
+    NumberVar{"CUDAENV_CHANNEL_TIMEOUT", "seconds", 1, 3600, false},
     NumberVar{"CUDAENV_RETRIES", "", 0, 100, false},
     NumberVar{"CUDAENV_RETRY_BACKOFF_MS", "milliseconds", 0, 600000, false},
     NumberVar{"CUDAENV_LOCK_TIMEOUT", "seconds", 0, 7 * k_day, false},

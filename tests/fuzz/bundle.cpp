@@ -38,7 +38,7 @@ const Trust& trust() {
             fuzz::fail("libcrypto cannot be loaded");
         }
         Trust r;
-        r.keys.push_back(*public_key_of(harness_key()));
+        r.ring = KeyRing::of({*public_key_of(harness_key())});
         r.now = *parse_utc("2026-12-06T00:00:00Z");
         r.cudaenv_version = "0.1.0";
         return r;
@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::string message = std::string(k_bundle_format) + "\n" + rest;
         auto sig = sign(harness_key(), message);
         fuzz::require(static_cast<bool>(sig), "signing failed");
-        bytes = std::string(k_bundle_format) + "\nsignature " + trust().keys[0].id() + " " +
+        bytes = std::string(k_bundle_format) + "\nsignature " + trust().ring.keys[0].id() + " " +
                 to_hex(sig->data(), sig->size()) + "\n\n" + rest;
     }
     auto b = open_bundle(bytes, trust(), "fuzz.bundle");

@@ -51,7 +51,7 @@ void index_case(std::string bytes, bool sign_here) {
         bytes = format + "\nsignature " + trusted()[0].id() + " " +
                 channel::to_hex(sig->data(), sig->size()) + "\n\n" + bytes;
     }
-    auto idx = mirror::open_index(bytes, trusted(), "fuzz.index");
+    auto idx = mirror::open_index(bytes, channel::KeyRing::of(trusted()), "fuzz.index");
     fuzz::check(idx, "open_index");
     if (!idx) {
         return;
@@ -71,7 +71,7 @@ void index_case(std::string bytes, bool sign_here) {
     if (!again) {
         fuzz::fail("an accepted index cannot be made again", again.error().full_message());
     }
-    auto reopened = mirror::open_index(*again, trusted(), "fuzz.index");
+    auto reopened = mirror::open_index(*again, channel::KeyRing::of(trusted()), "fuzz.index");
     if (!reopened) {
         fuzz::fail("a re-made index is refused", reopened.error().full_message());
     }

@@ -15,6 +15,54 @@ MANIFESTS = Path(os.environ.get("CUDAENV_TEST_MANIFESTS", Path(__file__).parents
 REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents[2] / "data" / "reference"))
 
 
+# An argv prefix that runs a command as an ordinary user: uid 1000 in a user namespace whose
+# files are this user's. A root process takes its trust -- keys, root metadata, the rollback
+# floor -- from the machine itself, never from CUDAENV_SYSROOT (docs/channel.md, "Where trust
+# lives"), so a test whose keys live under a sysroot runs cudaenv as a non-root user, as a
+# developer's own account would. Empty when the tests already run as non-root.
+AS_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"] if os.geteuid() == 0 else []
+
+
+_MACHINE_NS_SCRIPT = r"""
+set -e
+mount -t tmpfs -o mode=0755 cudaenv-test-ns "$1"
+for d in etc var; do
+  mkdir -p "$1/upper/$d" "$1/work/$d"
+  mount -t overlay "overlay-$d" -o "lowerdir=/$d,upperdir=$1/upper/$d,workdir=$1/work/$d" "/$d"
+done
+mkdir -p /etc/cudaenv /var/lib/cudaenv "$2/etc/cudaenv" "$2/var/lib/cudaenv"
+mount --bind "$2/etc/cudaenv" /etc/cudaenv
+mount --bind "$2/var/lib/cudaenv" /var/lib/cudaenv
+echo ready
+exec sleep 100000
+"""
+
+
+class MachineNamespace:
+    """Root's view of a test machine. A root cudaenv takes its trust from the machine's own
+    /etc/cudaenv and /var/lib/cudaenv, whatever CUDAENV_SYSROOT says; this private mount namespace
+    (this machine's /etc and /var overlaid, nothing written to them) has the test sysroot's
+    etc/cudaenv and var/lib/cudaenv bound there, so a root cudaenv run through `prefix` reads the
+    test's keys and records its trust state where the test -- and the sysroot's users -- see it.
+    Needs root (mount namespaces)."""
+
+    def __init__(self, work, sysroot):
+        (Path(work) / "ns").mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                      _MACHINE_NS_SCRIPT, "sh", str(Path(work) / "ns"), str(sysroot)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.proc.kill()
+            raise AssertionError(f"the test machine's namespace did not start: {self.proc.stderr.read()}")
+        self.prefix = ["nsenter", f"--mount=/proc/{self.proc.pid}/ns/mnt", "--"]
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def open_to_others(path):
     """pytest's folders are 0700, and `global` refuses a version other users cannot reach: let
     them through every folder from `path` up to /tmp."""
@@ -47,12 +95,13 @@ class Cudaenv:
                    LC_ALL="C.UTF-8")
         (tmp_path / "home").mkdir()
         self.env = env
+        self.prefix = []  # AS_USER for a test whose trusted keys live under a sysroot
         open_to_others(tmp_path)
 
     def __call__(self, *args, env=None, cwd=None):
         e = dict(self.env)
         e.update(env or {})
-        proc = subprocess.run([EXE, *args], env=e, cwd=cwd or self.tmp, capture_output=True,
+        proc = subprocess.run([*self.prefix, EXE, *args], env=e, cwd=cwd or self.tmp, capture_output=True,
                               text=True, timeout=60)
         return Result(proc)
 

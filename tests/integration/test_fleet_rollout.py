@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fixture_sysroot  # noqa: E402
-from conftest import EXE, open_to_others
+from conftest import AS_USER, EXE, open_to_others
 from nginx import NGINX, Nginx, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -319,9 +319,11 @@ def test_next_months_release_reaches_the_fleet_through_its_mirror(fleet):
         env = dict(os.environ, CUDAENV_SYSROOT=str(admin), CUDAENV_MIRROR=upstream.url,
                    CUDAENV_ROOT=str(base / "admin-root"), NO_COLOR="1")
         env.pop("CUDAENV_MANIFESTS", None)
-        res = subprocess.run([EXE, "update"], env=env, capture_output=True, text=True, timeout=120)
+        # the admin's machine trusts the site key through its sysroot: an ordinary user (a root
+        # cudaenv takes its keys from the machine itself)
+        res = subprocess.run([*AS_USER, EXE, "update"], env=env, capture_output=True, text=True, timeout=120)
         assert res.returncode == 0 and "new      CUDA 13.4.2" in res.stdout, res.stderr
-        res = subprocess.run([EXE, "mirror", "13.4+cudnn-9.27", "--to", str(base / "served")], env=env,
+        res = subprocess.run([*AS_USER, EXE, "mirror", "13.4+cudnn-9.27", "--to", str(base / "served")], env=env,
                              capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr
     finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, leftovers
+from conftest import AS_USER, assert_one_line_error, leftovers
 from fault_server import FaultServer
 
 TF213 = "11.8.0+cudnn8.6.0.163"
@@ -45,6 +45,9 @@ def site(inst, tmp_path):
     shutil.copy(keys / "site.pub", sysroot / "etc/cudaenv/keys/site.pub")
     inst.keys = keys
     inst.sysroot = sysroot
+    # the hosts trust the site's key through their sysroot: ordinary users (a root cudaenv takes
+    # its keys from the machine itself, docs/channel.md)
+    inst.prefix = AS_USER
     return inst
 
 

@@ -17,6 +17,7 @@ Libraries are compiled here with gcc: real SONAMEs, real version functions
 real thing. nvcc is a script that prints NVIDIA's version banner.
 """
 import argparse
+import gzip
 import hashlib
 import io
 import json
@@ -189,8 +190,11 @@ def tar_add(tar, name, data=None, mode=0o644, kind="file", target=None):
 def write_archive(path, top, files, compression="xz"):
     """files: list of (relpath, bytes|None, mode, kind, target); directories are implied."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "w:xz" if compression == "xz" else "w:gz"
-    with tarfile.open(path, mode) as tar:
+    # reproducible: the same release built twice is the same bytes (gzip's header would carry the
+    # time), as NVIDIA's file is the same file whichever fixture mirror serves it
+    with open(path, "wb") as raw, \
+            (gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compression == "gz" else io.BytesIO()) as gz, \
+            tarfile.open(fileobj=gz if compression == "gz" else raw, mode="w" if compression == "gz" else "w:xz") as tar:
         tar_add(tar, top + "/", kind="dir")
         made = set()
         for rel, data, fmode, kind, target in files:

@@ -1,5 +1,6 @@
-// cudaenv __bundle keygen|make|verify (hidden; maintainers only, docs/channel.md): keys, and
-// signed manifests bundles made from a manifests directory, for the update channel.
+// cudaenv __bundle keygen|make|root|verify (hidden; maintainers only, docs/channel.md): keys,
+// signed manifests bundles made from a manifests directory, and the root metadata naming which
+// keys may sign them, for the update channel.
 #include "core/ops/bundle.hpp"
 
 #include "../context.hpp"
@@ -22,6 +23,7 @@ struct BundleCli {
     unsigned valid_days = 90;
     std::string requires_version;
     std::string file;
+    ops::MakeRoot root;
 };
 
 Status keygen(const BundleCli& o, Context& ctx) {
@@ -38,6 +40,15 @@ Status make(const BundleCli& o, Context& ctx) {
              << " files, " << made.bytes << " bytes, expires " << made.info.expires
              << ", signed by " << made.signatures << " key" << (made.signatures == 1 ? "" : "s")
              << "\n";
+    return Ok{};
+}
+
+Status root(const BundleCli& o, Context& ctx) {
+    auto r = CUDAENV_TRY(ops::make_root(o.root));
+    *ctx.out << "wrote " << o.root.out << ": root metadata version " << r.version << ", root keys "
+             << r.root.threshold << " of " << r.root.keys.size() << ", bundle keys "
+             << r.bundle.threshold << " of " << r.bundle.keys.size() << ", expires " << r.expires
+             << "; publish it as <channel>/root/" << r.version << ".root\n";
     return Ok{};
 }
 
@@ -72,6 +83,23 @@ void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     mk->add_option("--requires", o->requires_version, "the oldest cudaenv that may use it");
     mk->callback([o, &ctx] {
         auto s = make(*o, ctx);
+        ctx.exit_code = s ? 0 : report_error(ctx, s.error(), "__bundle");
+    });
+    auto* rt = sub->add_subcommand("root", "make root metadata: which keys may sign the channel");
+    rt->add_option("--version", o->root.version, "its version (one above the last)")->required();
+    rt->add_option("--root-key", o->root.root_keys, "a public key file of the root role (repeat)");
+    rt->add_option("--root-threshold", o->root.root_threshold, "how many root keys must sign")
+        ->capture_default_str();
+    rt->add_option("--bundle-key", o->root.bundle_keys, "a public key file that signs bundles");
+    rt->add_option("--bundle-threshold", o->root.bundle_threshold, "how many must sign a bundle")
+        ->capture_default_str();
+    rt->add_option("--sign", o->root.sign, "a secret key file to sign with (repeat)");
+    rt->add_option("--valid-days", o->root.valid_days, "days until it expires")
+        ->capture_default_str();
+    rt->add_option("--created", o->root.created, "when it was made (default: now)");
+    rt->add_option("--out", o->root.out, "the file to write");
+    rt->callback([o, &ctx] {
+        auto s = root(*o, ctx);
         ctx.exit_code = s ? 0 : report_error(ctx, s.error(), "__bundle");
     });
     auto* vf = sub->add_subcommand("verify", "check a bundle as `cudaenv update` would");

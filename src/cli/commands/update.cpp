@@ -59,13 +59,22 @@ nlohmann::json update_json(const ops::UpdateReport& r, bool check) {
               {"requires", out.offered.requires_version},
               {"key", out.key_id}}},
             {"changes", changes},
+            {"root_version", out.root_version},
+            {"roots_taken", out.roots_taken},
+            {"floor", out.floor ? nlohmann::json(out.floor->serial) : nlohmann::json()},
             {"notes", out.notes},
             {"set", out.set_dir.empty() ? nlohmann::json() : nlohmann::json(out.set_dir.string())}};
 }
 
-void print_update(std::ostream& o, const ops::UpdateReport& r) {
+void print_update(std::ostream& o, const ops::UpdateReport& r, bool check) {
     using State = channel::UpdateOutcome::State;
     const auto& out = r.outcome;
+    if (!out.roots_taken.empty()) {
+        o << (check ? "would take" : "took") << " the channel's root metadata version"
+          << (out.roots_taken.size() > 1 ? "s " : " ") << out.roots_taken.front()
+          << (out.roots_taken.size() > 1 ? "-" + std::to_string(out.roots_taken.back()) : "")
+          << " (the keys that may sign it)\n";
+    }
     if (out.state == State::up_to_date) {
         o << "the manifests are up to date (" << describe(out.before) << "); "
           << printable(r.channel) << " offers serial " << out.offered.serial << "\n";
@@ -80,7 +89,7 @@ void print_update(std::ostream& o, const ops::UpdateReport& r) {
           << printable(c.subject) << (c.detail.empty() ? "" : ": " + printable(c.detail)) << "\n";
     }
     if (out.changes.empty()) {
-        o << "  (no release or verdict changes)\n";
+        o << "  (no release, verdict or pin changes)\n";
     }
     if (out.state == State::available) {
         o << "nothing written (--check); `cudaenv update` installs it\n";
@@ -102,7 +111,7 @@ int run_update(const UpdateCli& o, Context& ctx) {
     for (const auto& n : r->outcome.notes) {
         *ctx.err << "cudaenv: note: " << printable(n) << "\n";
     }
-    print_update(*ctx.out, *r);
+    print_update(*ctx.out, *r, o.check);
     return 0;
 }
 
@@ -111,14 +120,17 @@ int run_update(const UpdateCli& o, Context& ctx) {
 void setup_update(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     auto o = std::make_shared<UpdateCli>();
     auto* sub = app.add_subcommand(spec.name, spec.summary);
-    sub->footer("Examples:\n"
-                "  cudaenv update --check                 what a newer bundle would change; writes "
-                "nothing\n"
-                "  cudaenv update                         fetch, verify and switch to it\n"
-                "  cudaenv update --channel http://mirror.internal/nvidia/cudaenv-channel\n"
-                "The bundle must be signed by a key cudaenv ships or one in /etc/cudaenv/keys/;\n"
-                "an older serial than the one in use, an expired bundle or one that needs a newer\n"
-                "cudaenv is refused, and the manifests in use stay as they are.\n");
+    sub->footer(
+        "Examples:\n"
+        "  cudaenv update --check                 what a newer bundle would change; writes "
+        "nothing\n"
+        "  cudaenv update                         fetch, verify and switch to it\n"
+        "  cudaenv update --channel http://mirror.internal/nvidia/cudaenv-channel\n"
+        "The bundle must be signed by the keys the channel's root metadata names (or a\n"
+        "site key in /etc/cudaenv/keys/); an older serial than the one in use or the\n"
+        "machine's rollback floor, an expired bundle, a changed pin it does not declare or\n"
+        "one that needs a newer cudaenv is refused, and the manifests in use stay as they\n"
+        "are. Everything it fetches shares one deadline (CUDAENV_CHANNEL_TIMEOUT, 120 s).\n");
     sub->add_flag("--check", o->check, "say what would change; write nothing");
     sub->add_option("--channel", o->channel, "the channel's URL (default: see docs/channel.md)")
         ->option_text("URL");

@@ -3,6 +3,7 @@
 #include "../manifest/codec.hpp"
 #include "../text.hpp"
 #include "../version.hpp"
+#include "strict_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -114,19 +115,22 @@ std::string bounds_problem(const BundleInfo& info, std::optional<std::time_t> no
 
 } // namespace
 
-Result<std::string>
+Result<std::vector<PublicKey>>
 check_signature(std::string_view bytes, const Trust& trust, std::string_view origin) {
     auto env = CUDAENV_TRY(split_envelope(bytes, k_kind, origin));
-    return check_signatures(env, k_kind, trust.keys, origin);
+    return check_signatures(env, k_kind, trust.ring, origin);
 }
 
 Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::string_view origin) {
     auto env = CUDAENV_TRY(split_envelope(bytes, k_kind, origin));
     Bundle b;
-    b.key_id = CUDAENV_TRY(check_signatures(env, k_kind, trust.keys, origin));
-    // Signed by a trusted key: from here on the payload is what that key's holder wrote.
-    json doc = json::parse(env.payload, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
+    b.signers = CUDAENV_TRY(check_signatures(env, k_kind, trust.ring, origin));
+    b.key_id = b.signers.front().id();
+    // Signed by trusted keys: from here on the payload is what their holders wrote -- read
+    // exactly, and within bounds all the same.
+    std::string what = "manifests bundle '" + printable(origin) + "'";
+    json doc = CUDAENV_TRY(parse_strict(env.payload, {k_max_payload_depth}, what));
+    if (!doc.is_object()) {
         return bad(origin, "its payload is not a JSON object");
     }
     auto schema = doc.find("schema");
@@ -141,6 +145,8 @@ Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::stri
         }
         return bad(origin, "unknown schema '" + printable(schema->get<std::string>()) + "'");
     }
+    CUDAENV_TRY(check_fields(
+        doc, {"schema", "serial", "created", "expires", "requires", "files"}, what, "its payload"));
     b.info = CUDAENV_TRY(read_info(doc, origin));
     if (auto why = bounds_problem(b.info, trust.now); !why.empty()) {
         return bad(origin, why);
@@ -171,6 +177,9 @@ Result<Bundle> open_bundle(std::string_view bytes, const Trust& trust, std::stri
         b.files.emplace(name, text.get<std::string>());
     }
     CUDAENV_TRY(check_files(b.files, origin));
+    for (const auto& [name, text] : b.files) {
+        CUDAENV_TRY(parse_strict(text, {k_max_manifest_depth}, what + " file '" + name + "'"));
+    }
     return b;
 }
 

@@ -2,6 +2,9 @@
 
 #include "../text.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -17,33 +20,10 @@ std::string sm_text(const std::optional<manifest::SmRange>& sm) {
     return sm ? "sm_" + std::to_string(sm->min) + "-sm_" + std::to_string(sm->max) : "unknown";
 }
 
-std::string hashes(const manifest::CudaRelease& r) {
-    std::string s;
-    for (const auto& c : r.components) {
-        for (const auto& [platform, a] : c.platforms) {
-            s += a.sha256;
-        }
-    }
-    for (const auto& [p, a] : r.runfiles) {
-        s += a.sha256;
-    }
-    return s;
-}
-
 std::string cudnn_builds(const manifest::CudnnRelease& r) {
     std::string s;
     for (const auto& b : r.builds) {
         s += (s.empty() ? "" : ", ") + b.cuda;
-    }
-    return s;
-}
-
-std::string cudnn_hashes(const manifest::CudnnRelease& r) {
-    std::string s;
-    for (const auto& b : r.builds) {
-        for (const auto& [p, a] : b.platforms) {
-            s += a.sha256;
-        }
     }
     return s;
 }
@@ -93,7 +73,17 @@ std::string first_drivers(const manifest::GpuListing& g) {
 } // namespace
 
 const char* SetChange::kind_text() const {
-    return kind == Kind::added ? "new" : kind == Kind::removed ? "removed" : "changed";
+    switch (kind) {
+    case Kind::added:
+        return "new";
+    case Kind::removed:
+        return "removed";
+    case Kind::changed:
+        return "changed";
+    case Kind::repinned:
+        return "repinned";
+    }
+    return "changed";
 }
 
 std::vector<SetChange> diff_sets(const manifest::Catalog& before,
@@ -120,9 +110,6 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
             if (opt(b.gcc_max) != opt(a.gcc_max)) {
                 d.push_back("gcc up to " + opt(a.gcc_max) + " (was " + opt(b.gcc_max) + ")");
             }
-            if (hashes(b) != hashes(a)) {
-                d.push_back("its archives' checksums changed");
-            }
             return join(d, "; ");
         },
         out);
@@ -137,9 +124,6 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
             std::vector<std::string> d;
             if (cudnn_builds(b) != cudnn_builds(a)) {
                 d.push_back("for CUDA " + cudnn_builds(a) + " (was " + cudnn_builds(b) + ")");
-            }
-            if (cudnn_hashes(b) != cudnn_hashes(a)) {
-                d.push_back("its archives' checksums changed");
             }
             return join(d, "; ");
         },
@@ -187,6 +171,131 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
                        : "first driver " + first_drivers(a) + " (was " + first_drivers(b) + ")";
         },
         out);
+    return out;
+}
+
+std::vector<Pin> pins_of(const manifest::Catalog& c) {
+    std::vector<Pin> out;
+    auto add = [&](const manifest::Artifact& a, std::string subject) {
+        if (!a.sha256.empty() && a.downloadable()) {
+            out.push_back({a.path.empty() ? a.url : a.path, a.sha256, std::move(subject)});
+        }
+    };
+    for (const auto& r : c.cuda) {
+        std::string name = "CUDA " + r.version.str();
+        if (r.redistrib) {
+            add(*r.redistrib, name + " index");
+        }
+        for (const auto& comp : r.components) {
+            for (const auto& [platform, a] : comp.platforms) {
+                add(a, name + " " + comp.name + " " + platform);
+            }
+        }
+        for (const auto& [platform, a] : r.runfiles) {
+            add(a, name + " runfile " + platform);
+        }
+    }
+    for (const auto& r : c.cudnn) {
+        std::string name = "cuDNN " + r.version.str();
+        for (const auto& a : r.redistrib) {
+            add(a, name + " index");
+        }
+        for (const auto& b : r.builds) {
+            for (const auto& [platform, a] : b.platforms) {
+                add(a, name + " for CUDA " + b.cuda + " " + platform);
+            }
+            for (const auto& [extra, platforms] : b.extras) {
+                for (const auto& [platform, a] : platforms) {
+                    add(a, name + " " + extra + " for CUDA " + b.cuda + " " + platform);
+                }
+            }
+        }
+    }
+    for (const auto& p : c.pinned_indexes) {
+        add(p.index,
+            std::string(p.product == "cuda" ? "CUDA " : "cuDNN ") + p.version.str() +
+                " index (known by its index)");
+    }
+    return out;
+}
+
+std::vector<PinChange> pin_changes(const manifest::Catalog& before,
+                                   const manifest::Catalog& after) {
+    std::map<std::string, Pin> old;
+    for (auto& p : pins_of(before)) {
+        old.emplace(p.path, std::move(p));
+    }
+    std::vector<PinChange> out;
+    std::set<std::string> said;
+    for (const auto& p : pins_of(after)) {
+        auto it = old.find(p.path);
+        if (it != old.end() && it->second.sha256 != p.sha256 && said.insert(p.path).second) {
+            out.push_back({it->second, p.sha256, {}});
+        }
+    }
+    return out;
+}
+
+Result<std::vector<Repin>> parse_repins(std::string_view text, std::string_view origin) {
+    auto bad = [&](const std::string& why) {
+        return Error(ErrorCode::integrity, "'" + printable(origin) + "': " + why);
+    };
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (!doc.is_object() || doc.value("schema", "") != "cudaenv.manifest/1" ||
+        doc.value("kind", "") != "repins") {
+        return bad("not a repins manifest (schema cudaenv.manifest/1, kind repins)");
+    }
+    auto list = doc.find("repins");
+    if (list == doc.end() || !list->is_array()) {
+        return bad("'repins' is missing or not a list");
+    }
+    std::vector<Repin> out;
+    for (const auto& e : *list) {
+        Repin r;
+        for (auto [key, field] : {std::pair{"path", &r.path},
+                                  {"was", &r.was},
+                                  {"now", &r.now},
+                                  {"date", &r.date},
+                                  {"reason", &r.reason}}) {
+            auto it = e.is_object() ? e.find(key) : e.end();
+            if (!e.is_object() || it == e.end() || !it->is_string() || it->empty()) {
+                return bad(std::string("an entry's '") + key + "' is missing or not text");
+            }
+            *field = it->get<std::string>();
+        }
+        if (r.was.size() != 64 || r.now.size() != 64 || r.was == r.now) {
+            return bad("the entry for '" + printable(r.path) +
+                       "' does not change one sha256 into another");
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
+                                  const std::vector<Repin>& repins) {
+    std::vector<PinChange> out;
+    for (auto& c : changes) {
+        std::string at = c.was.sha256;
+        std::vector<std::string> chain;
+        // each step follows a declaration from the hash reached so far; a cycle cannot run
+        // longer than the list
+        for (std::size_t step = 0; at != c.now && step <= repins.size(); ++step) {
+            auto it = std::find_if(repins.begin(), repins.end(), [&](const Repin& r) {
+                return r.path == c.was.path && r.was == at;
+            });
+            if (it == repins.end()) {
+                break;
+            }
+            chain.push_back(it->date + ": " + it->reason);
+            at = it->now;
+        }
+        if (at == c.now) {
+            c.declared = std::move(chain);
+        } else {
+            out.push_back(c);
+        }
+    }
     return out;
 }
 

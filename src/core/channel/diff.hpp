@@ -3,15 +3,20 @@
 // range, a cuDNN's CUDA builds, a framework's tested pair, a GPU's first driver.
 #pragma once
 
+#include "../error.hpp"
 #include "../manifest/model.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudaenv::channel {
 
+/// The file of a set that declares its changed pins.
+inline constexpr const char* k_repins_file = "repins.json";
+
 struct SetChange {
-    enum class Kind { added, removed, changed };
+    enum class Kind { added, removed, changed, repinned };
     Kind kind = Kind::added;
     std::string subject; ///< "CUDA 13.5.0", "tensorflow 2.21", "GPU 2331 (NVIDIA H100 PCIe)"
     std::string detail;  ///< "released 2026-12-01"; "driver 570.26 or newer (was 570.124.06)"
@@ -19,10 +24,49 @@ struct SetChange {
     const char* kind_text() const;
 };
 
-/// Every change from `before` to `after`, releases first, in version order.
+/// Every change from `before` to `after`, releases first, in version order. Pin changes are not
+/// among them: see pin_changes.
 std::vector<SetChange> diff_sets(const manifest::Catalog& before,
                                  const manifest::GpuSupport& before_gpus,
                                  const manifest::Catalog& after,
                                  const manifest::GpuSupport& after_gpus);
+
+/// A sha256 the manifests pin for a file NVIDIA publishes (an archive, a runfile, an index),
+/// by its path: what `install` trusts before anything else.
+struct Pin {
+    std::string path;
+    std::string sha256;
+    std::string subject; ///< "CUDA 13.1.0 index", "cuDNN 9.7.0 cudnn linux-x86_64"
+};
+
+/// Every pin of a catalog: CUDA and cuDNN index files, archives (every platform, cuDNN's
+/// extras), runfiles, and the releases known only by their index. By path.
+std::vector<Pin> pins_of(const manifest::Catalog& c);
+
+/// A pin whose path stays and whose sha256 changes.
+struct PinChange {
+    Pin was;
+    std::string now; ///< the new sha256
+    /// The declarations (repins.json) that lead from the old hash to the new one, in order;
+    /// empty when undeclared.
+    std::vector<std::string> declared;
+};
+
+std::vector<PinChange> pin_changes(const manifest::Catalog& before, const manifest::Catalog& after);
+
+/// One declared change of a pin (a set's repins.json): NVIDIA republished a file, and whoever
+/// signs the channel says so, permanently, in every later set.
+struct Repin {
+    std::string path, was, now, date, reason;
+};
+
+/// Parses repins.json's text ({"schema": "cudaenv.manifest/1", "kind": "repins", "repins":
+/// [{"path", "was", "now", "date", "reason"}, ...]}). Errors: integrity, naming the field.
+Result<std::vector<Repin>> parse_repins(std::string_view text, std::string_view origin);
+
+/// Fills each change's `declared` from `repins`: the chain of declarations from its old hash to
+/// its new one. Returns the changes no chain covers.
+std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
+                                  const std::vector<Repin>& repins);
 
 } // namespace cudaenv::channel

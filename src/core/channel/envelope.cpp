@@ -2,6 +2,7 @@
 
 #include "../text.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace cudaenv::channel {
@@ -96,21 +97,42 @@ split_envelope(std::string_view bytes, const EnvelopeKind& kind, std::string_vie
     return env;
 }
 
-Result<std::string> check_signatures(const Envelope& env,
-                                     const EnvelopeKind& kind,
-                                     const std::vector<PublicKey>& keys,
-                                     std::string_view origin) {
+KeyRing KeyRing::of(std::vector<PublicKey> keys) {
+    KeyRing r;
+    r.keys = std::move(keys);
+    r.from = "the given keys";
+    return r;
+}
+
+Result<std::vector<PublicKey>> check_signatures(const Envelope& env,
+                                                const EnvelopeKind& kind,
+                                                const KeyRing& ring,
+                                                std::string_view origin) {
     std::string message = signed_message(kind, env.payload);
-    std::vector<std::string> failed;
+    std::vector<PublicKey> role_ok, site_ok;
+    std::vector<std::string> failed, revoked;
+    auto add = [](std::vector<PublicKey>& v, const PublicKey& k) {
+        if (std::none_of(v.begin(), v.end(), [&](const PublicKey& x) { return x.raw == k.raw; })) {
+            v.push_back(k);
+        }
+    };
     for (const auto& [id, sig] : env.signatures) {
-        for (const auto& key : keys) {
-            if (key.id() != id) {
-                continue;
+        for (const auto* group : {&ring.keys, &ring.site}) {
+            for (const auto& key : *group) {
+                if (key.id() != id) {
+                    continue;
+                }
+                if (CUDAENV_TRY(verify(key, message, sig))) {
+                    add(group == &ring.keys ? role_ok : site_ok, key);
+                } else {
+                    failed.push_back(id);
+                }
             }
-            if (CUDAENV_TRY(verify(key, message, sig))) {
-                return id;
+        }
+        for (const auto& key : ring.revoked) {
+            if (key.id() == id && std::find(revoked.begin(), revoked.end(), id) == revoked.end()) {
+                revoked.push_back(id);
             }
-            failed.push_back(id);
         }
     }
     if (!failed.empty()) {
@@ -120,12 +142,41 @@ Result<std::string> check_signatures(const Envelope& env,
                                   std::string(kind.short_noun) +
                                   " was changed or cut short after it was signed");
     }
-    std::vector<std::string> named, trusted;
+    if (!site_ok.empty() || (!role_ok.empty() && role_ok.size() >= ring.threshold)) {
+        std::vector<PublicKey> out = role_ok;
+        out.insert(out.end(), site_ok.begin(), site_ok.end());
+        return out;
+    }
+    auto ids = [](const std::vector<PublicKey>& keys) {
+        std::vector<std::string> v;
+        for (const auto& k : keys) {
+            v.push_back(k.id());
+        }
+        return v;
+    };
+    if (!role_ok.empty()) {
+        return envelope_error(kind,
+                              origin,
+                              "signed by " + std::to_string(role_ok.size()) + " of the " +
+                                  std::to_string(ring.threshold) + " keys " + ring.from +
+                                  " requires (" + join(ids(role_ok)) + ")")
+            .with_hint("whoever signs it must sign with more of the keys its root names");
+    }
+    if (!revoked.empty()) {
+        return envelope_error(kind,
+                              origin,
+                              "signed by key " + join(revoked) +
+                                  ", which this machine no longer trusts (revoked)")
+            .with_hint("a key that leaked or was retired; it must be signed by a key the "
+                       "current root metadata names (docs/channel.md)");
+    }
+    std::vector<std::string> named;
     for (const auto& s : env.signatures) {
         named.push_back(s.first);
     }
-    for (const auto& k : keys) {
-        trusted.push_back(k.id());
+    auto trusted = ids(ring.keys);
+    for (const auto& id : ids(ring.site)) {
+        trusted.push_back(id);
     }
     return envelope_error(kind,
                           origin,

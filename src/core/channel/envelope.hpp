@@ -34,6 +34,20 @@ struct EnvelopeKind {
     std::string_view newer_hint; ///< the hint when it needs a newer cudaenv
 };
 
+/// The keys a signed document is checked with: `threshold` of a role's `keys` must sign, or any
+/// one of a site's own keys (a site's keys are its administrator's decision, one each). Revoked
+/// keys are left out of both by whoever builds it, and listed for messages.
+struct KeyRing {
+    std::vector<PublicKey> keys;
+    unsigned threshold = 1;
+    std::vector<PublicKey> site;
+    std::vector<PublicKey> revoked;
+    std::string from = "the built-in keys"; ///< where `keys` come from, for messages
+
+    /// One key, threshold 1 (tests, a maintainer's `verify --key`).
+    static KeyRing of(std::vector<PublicKey> keys);
+};
+
 struct Envelope {
     std::string_view payload;
     std::vector<std::pair<std::string, SignatureBytes>> signatures; ///< key id, signature
@@ -50,12 +64,14 @@ unsigned long format_number(std::string_view s, std::string_view prefix);
 Result<Envelope>
 split_envelope(std::string_view bytes, const EnvelopeKind& kind, std::string_view origin);
 
-/// The id of the first trusted key whose signature verifies. Errors: integrity (a trusted key's
-/// signature does not verify: changed or cut short; signed by no trusted key, with a hint).
-Result<std::string> check_signatures(const Envelope& envelope,
-                                     const EnvelopeKind& kind,
-                                     const std::vector<PublicKey>& keys,
-                                     std::string_view origin);
+/// The trusted keys whose signatures verify, when they are enough: `threshold` of the
+/// ring's keys, or one site key. Errors: integrity (a trusted key's signature does not verify:
+/// changed or cut short; signed by no trusted key, or by too few, or by a revoked one -- each
+/// said, with a hint).
+Result<std::vector<PublicKey>> check_signatures(const Envelope& envelope,
+                                                const EnvelopeKind& kind,
+                                                const KeyRing& ring,
+                                                std::string_view origin);
 
 /// The whole document: the format line, one signature per key (1 to k_max_signatures), the
 /// payload. Errors: usage (no keys, too many), failure (libcrypto).

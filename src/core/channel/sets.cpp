@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace cudaenv::channel {
@@ -68,6 +71,17 @@ Result<Release> read_release(const std::filesystem::path& dir) {
     r.expires = CUDAENV_TRY(text(doc, "expires", file, false));
     r.requires_version = CUDAENV_TRY(text(doc, "requires", file, true));
     r.channel = CUDAENV_TRY(text(doc, "channel", file, false));
+    if (auto it = doc.find("signed_by"); it != doc.end()) {
+        if (!it->is_array()) {
+            return damaged(file, "'signed_by' is not a list");
+        }
+        for (const auto& k : *it) {
+            if (!k.is_string() || k.get<std::string>().size() != 64) {
+                return damaged(file, "'signed_by' holds something other than public keys");
+            }
+            r.signed_by.push_back(k.get<std::string>());
+        }
+    }
     return r;
 }
 
@@ -83,6 +97,9 @@ std::string release_to_text(const Release& r) {
     j["requires"] = r.requires_version;
     if (!r.channel.empty()) {
         j["channel"] = r.channel;
+    }
+    if (!r.signed_by.empty()) {
+        j["signed_by"] = r.signed_by;
     }
     return j.dump(2) + "\n";
 }
@@ -223,7 +240,8 @@ ManifestsInUse given_manifests(const std::filesystem::path& dir) {
 }
 
 std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesystem::path>& roots,
-                                                 std::vector<std::string>& warnings) {
+                                                 std::vector<std::string>& warnings,
+                                                 const SetCheck& check) {
     std::optional<ManifestsInUse> best;
     for (const auto& root : roots) {
         std::error_code ec;
@@ -254,13 +272,22 @@ std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesyst
         m.dir = dir;
         m.root = root;
         m.release = *release;
+        if (check) {
+            if (auto why = check(m); !why.empty()) {
+                warnings.push_back("the manifests set serial " + std::to_string(m.release.serial) +
+                                   " in '" + dir.string() + "' is not used: " + why +
+                                   " (run `cudaenv update`)");
+                continue;
+            }
+        }
         best = std::move(m);
     }
     return best;
 }
 
 ManifestsInUse choose_manifests(const std::filesystem::path& floor,
-                                const std::vector<std::filesystem::path>& roots) {
+                                const std::vector<std::filesystem::path>& roots,
+                                const SetCheck& check) {
     ManifestsInUse best;
     best.origin = ManifestsInUse::Origin::shipped;
     best.dir = floor;
@@ -270,12 +297,43 @@ ManifestsInUse choose_manifests(const std::filesystem::path& floor,
         best.warnings.push_back(r.error().message);
     }
     auto warnings = best.warnings;
-    auto set = newest_channel_set(roots, warnings);
+    auto set = newest_channel_set(roots, warnings, check);
     if (set && set->release.serial > best.release.serial) {
         best = std::move(*set);
     }
     best.warnings = std::move(warnings);
     return best;
+}
+
+std::vector<std::string> claimed_signers(const std::filesystem::path& set_dir) {
+    std::vector<std::string> out;
+    // the header is a few lines at the top of the file: read no more
+    std::string head(4096, '\0');
+    Fd fd(::open((set_dir / "manifests.bundle").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    ssize_t got = fd.valid() ? ::read(fd.get(), head.data(), head.size()) : -1;
+    if (got <= 0) {
+        return out;
+    }
+    head.resize(static_cast<std::size_t>(got));
+    std::string_view rest(head);
+    auto first = rest.find('\n');
+    if (first == std::string_view::npos) {
+        return out;
+    }
+    rest.remove_prefix(first + 1);
+    while (true) {
+        auto end = rest.find('\n');
+        if (end == std::string_view::npos) {
+            return out;
+        }
+        std::string_view line = rest.substr(0, end);
+        rest.remove_prefix(end + 1);
+        if (line.substr(0, 10) != "signature ") {
+            return out;
+        }
+        line.remove_prefix(10);
+        out.emplace_back(line.substr(0, line.find(' ')));
+    }
 }
 
 } // namespace cudaenv::channel

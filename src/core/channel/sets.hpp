@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ struct Release {
     std::string expires;      ///< a channel set's; empty for the floor
     std::string requires_version;
     std::string channel; ///< the URL a channel set came from; empty for the floor
+    /// A channel set's: the public keys (64 hex each) whose signatures verified when `update`
+    /// took it, checked against the keys trusted now whenever the set is chosen. Empty for the
+    /// floor, and for a set an older cudaenv took (its bundle's header is read instead).
+    std::vector<std::string> signed_by;
 };
 
 /// <dir>/release.json; a missing file is a Release with serial 0. A present but malformed one is
@@ -89,16 +94,29 @@ std::vector<std::string> staleness(const ManifestsInUse& m, std::time_t now);
 
 /// Exactly `dir` (--manifests, CUDAENV_MANIFESTS).
 ManifestsInUse given_manifests(const std::filesystem::path& dir);
+/// Whether a channel set may be used: empty when it may, else why not ("signed by a key this
+/// machine has revoked"). The CLI judges signers against the trust state (channel/trust.hpp);
+/// the shim, which links no crypto and only maps a framework pin to an installed version, sets
+/// none.
+using SetCheck = std::function<std::string(const ManifestsInUse&)>;
+
 /// The highest-serial set `update` installed among `roots` (each root's current.json), whether or
 /// not the floor is newer: what a mirror carries for hosts whose floor may be older than this
-/// one's. A damaged record, a missing set or a planted link is passed over and said in `warnings`.
+/// one's. A damaged record, a missing set, a planted link or a set `check` refuses is passed
+/// over and said in `warnings`.
 std::optional<ManifestsInUse> newest_channel_set(const std::vector<std::filesystem::path>& roots,
-                                                 std::vector<std::string>& warnings);
+                                                 std::vector<std::string>& warnings,
+                                                 const SetCheck& check = {});
 
 /// The highest serial among `floor` and each root's set in use (`roots`: the command's own root
-/// first, then its upstreams).
+/// first, then its upstreams) that `check` accepts.
 ManifestsInUse choose_manifests(const std::filesystem::path& floor,
-                                const std::vector<std::filesystem::path>& roots);
+                                const std::vector<std::filesystem::path>& roots,
+                                const SetCheck& check = {});
+
+/// The key ids a set's signed bundle names in its header (read, not verified): what judges a
+/// set an older cudaenv took, which recorded no signers.
+std::vector<std::string> claimed_signers(const std::filesystem::path& set_dir);
 
 /// "2026-12-06T00:00:00Z" <-> seconds since the epoch (UTC only; nothing else is accepted:
 /// exactly that shape, a real calendar day). The bundle's times and the staleness check share it.

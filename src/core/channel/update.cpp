@@ -6,6 +6,7 @@
 #include "../manifest/gpu_support.hpp"
 #include "../sha256.hpp"
 #include "../store/lock.hpp"
+#include "../text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,8 @@ Result<manifest::GpuSupport> gpus_of(const manifest::ManifestFiles& files,
     return manifest::parse_gpu_support(doc, shown + "/gpu-support.json");
 }
 
-/// The changes from the set in use to the bundle's; errors when the bundle's do not load.
+/// The changes from the set in use to the bundle's, the repinned files last; errors when the
+/// bundle's do not load, or change a pin no declaration in its repins.json covers.
 Result<std::vector<SetChange>>
 changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string& url) {
     auto after = manifest::parse_catalog(bundle.files, url);
@@ -42,6 +44,10 @@ changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string
         return Error(ErrorCode::integrity,
                      "the manifests in the bundle do not load: " + after_gpus.error().message);
     }
+    std::vector<Repin> repins;
+    if (auto it = bundle.files.find(k_repins_file); it != bundle.files.end()) {
+        repins = CUDAENV_TRY(parse_repins(it->second, url + "/" + k_repins_file));
+    }
     // The set in use could be unreadable (a floor damaged by hand): everything is then new.
     manifest::Catalog old;
     manifest::GpuSupport old_gpus;
@@ -51,7 +57,27 @@ changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string
     if (auto g = manifest::load_gpu_support(before.dir)) {
         old_gpus = std::move(*g);
     }
-    return diff_sets(old, old_gpus, *after, *after_gpus);
+    auto out = diff_sets(old, old_gpus, *after, *after_gpus);
+    auto pins = pin_changes(old, *after);
+    if (auto bad = undeclared(pins, repins); !bad.empty()) {
+        const auto& c = bad.front();
+        return Error(ErrorCode::integrity,
+                     "manifests bundle '" + printable(url) + "' changes the sha256 pinned for " +
+                         c.was.path + " (" + c.was.subject + ") from " + c.was.sha256 + " to " +
+                         c.now + " without declaring it" +
+                         (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more pins)"
+                                         : std::string()))
+            .with_hint("a channel may add releases and verdicts; a hash NVIDIA published changes "
+                       "only with an entry in the set's repins.json (docs/channel.md). The "
+                       "manifests in use stay as they are");
+    }
+    for (const auto& c : pins) {
+        out.push_back({SetChange::Kind::repinned,
+                       c.was.path,
+                       c.was.subject + ": sha256 " + c.was.sha256.substr(0, 12) + "... -> " +
+                           c.now.substr(0, 12) + "... (" + join(c.declared, "; ") + ")"});
+    }
+    return out;
 }
 
 std::vector<fs::path> roots_of(const store::Root& root) {
@@ -61,27 +87,51 @@ std::vector<fs::path> roots_of(const store::Root& root) {
 }
 
 /// The set in use that a new bundle must not go below: the newest among the floor and the roots'
-/// sets whose own signed bundle still verifies with the keys trusted now. A set signed by a key
-/// since removed (a compromised key, a mistaken signer) no longer holds hosts above it: the next
-/// update replaces it even with a lower serial.
-ManifestsInUse baseline(const UpdateRequest& req, std::vector<std::string>& notes) {
-    auto roots = roots_of(req.root);
-    while (true) {
-        auto m = choose_manifests(req.floor, roots);
-        if (m.origin != ManifestsInUse::Origin::channel) {
-            return m;
+/// sets whose signers the keys trusted now still accept (recorded at update; for a set an older
+/// cudaenv took, every key its bundle names). A set signed by a key since revoked or dropped
+/// from the root metadata no longer holds hosts above it: the next update replaces it even with
+/// a lower serial.
+ManifestsInUse
+baseline(const UpdateRequest& req, const TrustState& trust, std::vector<std::string>& notes) {
+    auto m = choose_manifests(req.floor, roots_of(req.root), [&](const ManifestsInUse& set) {
+        return set.release.signed_by.empty() ? trust.distrust_claimed(claimed_signers(set.dir))
+                                             : trust.distrust(set.release.signed_by);
+    });
+    for (const auto& w : m.warnings) {
+        if (w.find(" is not used: ") != std::string::npos) {
+            notes.push_back(w + ": it does not count against this update");
         }
-        auto bytes = read_text_file(m.dir / k_bundle_file);
-        auto id = bytes ? check_signature(*bytes, req.trust, (m.dir / k_bundle_file).string())
-                        : Result<std::string>(bytes.error());
-        if (id) {
-            return m;
-        }
-        notes.push_back("the manifests set in use (serial " + std::to_string(m.release.serial) +
-                        ", in " + m.dir.string() + ") is no longer signed by a trusted key (" +
-                        id.error().message + "): it does not count against this update");
-        roots.erase(std::find(roots.begin(), roots.end(), m.root));
     }
+    return m;
+}
+
+/// The channel's root metadata versions after the one trusted now, each taken in turn.
+Result<std::vector<RootMetadata>> follow_roots(const UpdateRequest& req, TrustState& trust) {
+    std::vector<RootMetadata> taken;
+    std::string base(req.channel);
+    while (!base.empty() && base.back() == '/') {
+        base.pop_back();
+    }
+    for (std::uint64_t step = 0; step < k_max_root_steps; ++step) {
+        std::string url = base + "/root/" + std::to_string(trust.root.version + 1) + ".root";
+        auto bytes = CUDAENV_TRY(fetch::fetch_text_if_there(url, req.policy, k_max_root_bytes));
+        if (!bytes) {
+            break;
+        }
+        auto next = CUDAENV_TRY(open_root(*bytes, trust.root, url, req.now, trust.revoked));
+        trust.root = next;
+        taken.push_back(std::move(next));
+    }
+    if (auto expires = parse_utc(trust.root.expires); expires && *expires <= req.now) {
+        return Error(ErrorCode::integrity,
+                     "the channel's root metadata (version " + std::to_string(trust.root.version) +
+                         ", " + trust.root.origin + ") expired on " + trust.root.expires +
+                         ": its keys have not been re-signed since (a frozen channel or mirror)")
+            .with_hint("the manifests in use stay as they are; ask whoever runs the channel to "
+                       "publish root/" +
+                       std::to_string(trust.root.version + 1) + ".root");
+    }
+    return taken;
 }
 
 Error rollback(const Bundle& b, const ManifestsInUse& in_use, const std::string& url) {
@@ -92,6 +142,17 @@ Error rollback(const Bundle& b, const ManifestsInUse& in_use, const std::string&
                      "): refusing to go back")
         .with_hint("a mirror or channel serving an old bundle; the manifests in use stay as "
                    "they are");
+}
+
+Error below_floor(const Bundle& b, const Floor& floor, const std::string& url) {
+    return Error(ErrorCode::integrity,
+                 "manifests bundle '" + printable(url) + "' has serial " +
+                     std::to_string(b.info.serial) + ", older than serial " +
+                     std::to_string(floor.serial) + " this machine took on " +
+                     floor.updated.substr(0, 10) + " (its rollback floor, '" + floor.file.string() +
+                     "'): refusing to go back")
+        .with_hint("the floor outlives reinstalling cudaenv; it is lowered only when the keys "
+                   "that signed it are revoked (docs/channel.md, \"The rollback floor\")");
 }
 
 /// Writes the bundle's set into a new stage and reads it back; returns the stage.
@@ -111,6 +172,7 @@ Result<TempDir> stage_set(const store::Root& root,
     r.expires = b.info.expires;
     r.requires_version = b.info.requires_version;
     r.channel = channel;
+    r.signed_by = key_hexes(b.signers);
     CUDAENV_TRY(dir.write_file(k_release_file, release_to_text(r)));
     CUDAENV_TRY(dir.write_file(k_bundle_file, bytes));
     CUDAENV_TRY(store::make_world_readable(stage));
@@ -159,14 +221,29 @@ Result<Bundle> verify_bundle_file(const fs::path& file, const Trust& trust) {
 Result<UpdateOutcome> update(const UpdateRequest& req) {
     UpdateOutcome out;
     out.url = bundle_url(req.channel);
-    out.before = baseline(req, out.notes);
+    TrustState trust = req.trust;
+    auto taken = CUDAENV_TRY(follow_roots(req, trust));
+    for (const auto& r : taken) {
+        out.roots_taken.push_back(r.version);
+    }
+    out.root_version = trust.root.version;
+    if (!req.check) {
+        // a revocation takes effect even when the bundle below turns out to be refused
+        CUDAENV_TRY(record_roots(trust.anchors, taken));
+    }
+    Trust checked{trust.ring(), req.now, req.cudaenv_version};
+    out.before = baseline(req, trust, out.notes);
+    out.floor = trust.floor();
     auto bytes = CUDAENV_TRY(fetch::fetch_text(out.url, req.policy, k_max_bundle_bytes));
-    auto bundle = CUDAENV_TRY(open_bundle(bytes, req.trust, out.url));
+    auto bundle = CUDAENV_TRY(open_bundle(bytes, checked, out.url));
     failpoint::hit("update-fetched");
     out.offered = bundle.info;
     out.key_id = bundle.key_id;
     if (bundle.info.serial < out.before.release.serial) {
         return rollback(bundle, out.before, out.url);
+    }
+    if (out.floor && bundle.info.serial < out.floor->serial) {
+        return below_floor(bundle, *out.floor, out.url);
     }
     if (bundle.info.serial == out.before.release.serial) {
         return out; // up to date
@@ -183,7 +260,7 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     sweep_temp_files(req.root.manifests(), k_current_record);
     // Another update may have switched while this one fetched.
     std::vector<std::string> again;
-    auto now_in_use = baseline(req, again);
+    auto now_in_use = baseline(req, trust, again);
     if (now_in_use.release.serial >= bundle.info.serial) {
         out.before = now_in_use;
         out.changes.clear();
@@ -221,6 +298,12 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     auto dir = CUDAENV_TRY(Contained::open(req.root.manifests(), false));
     CUDAENV_TRY(dir.write_file(k_current_record, current_to_text(rec)));
     failpoint::hit("update-switched");
+    Floor floor;
+    floor.serial = bundle.info.serial;
+    floor.sha256 = sha;
+    floor.signed_by = key_hexes(bundle.signers);
+    floor.updated = rec.updated;
+    CUDAENV_TRY(raise_floor(trust, floor));
     std::vector<std::string> keep{rec.set};
     if (previous && *previous) {
         keep.push_back((*previous)->set);

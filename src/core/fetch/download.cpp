@@ -601,11 +601,25 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
         bool too_large = false;
     } sink{{}, max_bytes};
 
+    auto past_deadline = [&] {
+        return Error(ErrorCode::network,
+                     "fetching '" + url + "' did not finish in time (" + policy.deadline_said +
+                         "): the server answers too slowly")
+            .with_hint("nothing was changed; try again, or raise the deadline");
+    };
     for (int attempt = 1; attempt <= policy.max_attempts; ++attempt) {
         sink.data.clear();
         CurlHandle curl;
         char errbuf[CURL_ERROR_SIZE] = {0};
         CUDAENV_TRY(apply_policy(curl.h, url, policy));
+        if (policy.deadline) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                *policy.deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                return past_deadline();
+            }
+            CUDAENV_SETOPT(curl.h, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+        }
         CUDAENV_SETOPT(curl.h, CURLOPT_ERRORBUFFER, errbuf);
         CUDAENV_SETOPT(
             curl.h,
@@ -636,6 +650,9 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
         if (rc == CURLE_OK && status >= 400 && status < 500) {
             return Error(ErrorCode::network,
                          "HTTP " + std::to_string(status) + " for '" + url + "'");
+        }
+        if (policy.deadline && std::chrono::steady_clock::now() >= *policy.deadline) {
+            return past_deadline();
         }
         bool again = rc == CURLE_OK || retryable(rc);
         if (!again || attempt == policy.max_attempts) {

@@ -31,6 +31,11 @@ struct Policy {
     int max_attempts = 4;
     std::chrono::milliseconds backoff{500};
     std::string cacert; ///< extra CA bundle (tests); empty: the system's
+    /// When set, fetch_text gives up at this moment whatever the speed (a channel dripping just
+    /// above the stall floor): every attempt, and every document fetched with this policy, share
+    /// it. `deadline_said` names it in the error ("120 s, CUDAENV_CHANNEL_TIMEOUT").
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::string deadline_said;
 };
 
 struct Request {

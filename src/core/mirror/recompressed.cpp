@@ -3,6 +3,7 @@
 #include "../archive/extract.hpp"
 #include "../channel/envelope.hpp"
 #include "../channel/sets.hpp"
+#include "../channel/strict_json.hpp"
 #include "../manifest/codec.hpp"
 #include "../sha256.hpp"
 #include "../store/lock.hpp"
@@ -71,12 +72,16 @@ Result<std::optional<RecompressedArchive>> read_entry(const json& e) {
         return Error(ErrorCode::integrity, "an entry is not an object");
     }
     if (CUDAENV_TRY(text_field(e, "codec")) != k_codec) {
-        return std::optional<RecompressedArchive>();
+        return std::optional<RecompressedArchive>(); // a later codec's entry: its own fields
     }
+    CUDAENV_TRY(channel::check_fields(
+        e, {"original", "path", "sha256", "size", "codec"}, "an entry", "it"));
     auto original = e.find("original");
     if (original == e.end() || !original->is_object()) {
         return Error(ErrorCode::integrity, "an entry has no 'original'");
     }
+    CUDAENV_TRY(
+        channel::check_fields(*original, {"path", "sha256", "size"}, "an entry", "its 'original'"));
     RecompressedArchive a;
     a.original_path = CUDAENV_TRY(text_field(*original, "path"));
     a.original_sha256 = CUDAENV_TRY(text_field(*original, "sha256"));
@@ -248,9 +253,8 @@ Result<std::string> make_index(const std::vector<RecompressedArchive>& archives,
     return channel::seal(k_kind, doc.dump(1) + "\n", keys);
 }
 
-Result<RecompressedIndex> open_index(std::string_view bytes,
-                                     const std::vector<channel::PublicKey>& keys,
-                                     std::string_view origin) {
+Result<RecompressedIndex>
+open_index(std::string_view bytes, const channel::KeyRing& keys, std::string_view origin) {
     auto bad = [&](const std::string& why) { return channel::envelope_error(k_kind, origin, why); };
     auto env = CUDAENV_TRY(channel::split_envelope(bytes, k_kind, origin));
     RecompressedIndex out;
@@ -259,10 +263,12 @@ Result<RecompressedIndex> open_index(std::string_view bytes,
         return std::move(key).error().with_hint(
             "or install NVIDIA's own archives from this mirror with CUDAENV_RECOMPRESSED=off");
     }
-    out.key_id = std::move(*key);
-    // Signed by a trusted key: from here on the payload is what that key's holder wrote.
-    json doc = json::parse(env.payload, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
+    out.key_id = key->front().id();
+    // Signed by trusted keys: from here on the payload is what their holders wrote -- read
+    // exactly, and within bounds all the same (channel/strict_json.hpp).
+    std::string what = "recompressed index '" + printable(origin) + "'";
+    json doc = CUDAENV_TRY(channel::parse_strict(env.payload, {k_max_index_depth}, what));
+    if (!doc.is_object()) {
         return bad("its payload is not a JSON object");
     }
     auto schema = doc.find("schema");
@@ -279,6 +285,7 @@ Result<RecompressedIndex> open_index(std::string_view bytes,
         }
         return bad("unknown schema '" + printable(schema->get<std::string>()) + "'");
     }
+    CUDAENV_TRY(channel::check_fields(doc, {"schema", "created", "archives"}, what, "its payload"));
     auto created = text_field(doc, "created");
     if (!created || !channel::parse_utc(*created)) {
         return bad("'created' is not a UTC time (2026-12-06T00:00:00Z)");
@@ -314,7 +321,7 @@ Result<RecompressedIndex> open_index(std::string_view bytes,
 
 Result<std::optional<RecompressedIndex>> fetch_index(const std::string& base_url,
                                                      const fetch::Policy& policy,
-                                                     const std::vector<channel::PublicKey>& keys) {
+                                                     const channel::KeyRing& keys) {
     auto url = CUDAENV_TRY(
         manifest::join_url(base_url, k_recompressed_index, "the mirror's recompressed index"));
     auto text = CUDAENV_TRY(fetch::fetch_text_if_there(url, policy, k_max_index_bytes));
@@ -347,7 +354,9 @@ recompress(const fs::path& dir, const RecompressOptions& o, const RecompressObse
     std::map<std::string, RecompressedArchive> previous;
     if (auto fd = base.open_file(k_recompressed_index); fd) {
         auto text = read_text_fd(fd->get(), dir / k_recompressed_index);
-        auto idx = text ? open_index(*text, own, (dir / k_recompressed_index).string())
+        auto idx = text ? open_index(*text,
+                                     channel::KeyRing::of(own),
+                                     (dir / k_recompressed_index).string())
                         : Result<RecompressedIndex>(text.error());
         if (idx) {
             previous = std::move(idx->by_original);

@@ -28,6 +28,7 @@
 //                  "size": ..., "codec": "zstd"}, ...]}
 #pragma once
 
+#include "../channel/envelope.hpp"
 #include "../channel/signing.hpp"
 #include "../error.hpp"
 #include "../fetch/download.hpp"
@@ -53,6 +54,8 @@ inline constexpr int k_default_zstd_level = 19;
 /// Bounds on what a mirror's index may make a host read.
 inline constexpr std::size_t k_max_index_bytes = std::size_t{16} << 20;
 inline constexpr std::size_t k_max_index_archives = 100000;
+/// How deep its payload may nest (4 levels in format 1).
+inline constexpr std::size_t k_max_index_depth = 8;
 
 struct RecompressedArchive {
     std::string original_path; ///< NVIDIA's: "cuda/redist/cuda_cudart/...-archive.tar.xz"
@@ -79,15 +82,13 @@ Result<std::string> make_index(const std::vector<RecompressedArchive>& archives,
 /// checked (paths below cudaenv-recompressed/, hashes, no original twice). Entries in a codec
 /// this cudaenv does not know are left out. Errors: integrity (exit 4), incompatible (a later
 /// format or schema: exit 8).
-Result<RecompressedIndex> open_index(std::string_view bytes,
-                                     const std::vector<channel::PublicKey>& keys,
-                                     std::string_view origin);
+Result<RecompressedIndex>
+open_index(std::string_view bytes, const channel::KeyRing& keys, std::string_view origin);
 
 /// The index the mirror at `base_url` serves, verified with `keys`; none when the mirror has
 /// none (HTTP 404 or 410). Errors: network (exit 3), and open_index's.
-Result<std::optional<RecompressedIndex>> fetch_index(const std::string& base_url,
-                                                     const fetch::Policy& policy,
-                                                     const std::vector<channel::PublicKey>& keys);
+Result<std::optional<RecompressedIndex>>
+fetch_index(const std::string& base_url, const fetch::Policy& policy, const channel::KeyRing& keys);
 
 struct RecompressOptions {
     int level = k_default_zstd_level;

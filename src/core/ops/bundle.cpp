@@ -1,11 +1,11 @@
 #include "bundle.hpp"
 
-#include "core/channel/keys.hpp"
 #include "core/channel/sets.hpp"
 #include "core/channel/update.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/gpu_support.hpp"
+#include "core/ops/trust.hpp"
 #include "core/sys/dynlib.hpp"
 
 #include <fcntl.h>
@@ -89,6 +89,49 @@ Result<MadeBundle> make_bundle(Session& session, const MakeBundle& o) {
     return made;
 }
 
+Result<channel::RootMetadata> make_root(const MakeRoot& o) {
+    CUDAENV_TRY(sys::load(sys::k_crypto));
+    if (o.out.empty() || o.sign.empty() || o.root_keys.empty() || o.bundle_keys.empty()) {
+        return Error(ErrorCode::usage,
+                     "root needs --root-key, --bundle-key (public key files), --sign (secret "
+                     "key files) and --out FILE");
+    }
+    auto publics =
+        [](const std::vector<std::string>& files) -> Result<std::vector<channel::PublicKey>> {
+        std::vector<channel::PublicKey> out;
+        for (const auto& f : files) {
+            auto text = CUDAENV_TRY(read_text_file(f));
+            out.push_back(CUDAENV_TRY(channel::parse_public_key(text, f)));
+        }
+        return out;
+    };
+    channel::RootMetadata r;
+    r.version = o.version;
+    r.root.keys = CUDAENV_TRY(publics(o.root_keys));
+    r.root.threshold = o.root_threshold;
+    r.bundle.keys = CUDAENV_TRY(publics(o.bundle_keys));
+    r.bundle.threshold = o.bundle_threshold;
+    std::time_t created = std::time(nullptr);
+    if (!o.created.empty()) {
+        auto t = channel::parse_utc(o.created);
+        if (!t) {
+            return Error(ErrorCode::usage, "--created is not a UTC time (2026-12-07T00:00:00Z)");
+        }
+        created = *t;
+    }
+    r.created = channel::format_utc(created);
+    r.expires = channel::format_utc(created + static_cast<std::time_t>(o.valid_days) * 86400);
+    std::vector<channel::SecretKey> keys;
+    for (const auto& k : o.sign) {
+        auto text = CUDAENV_TRY(read_text_file(k));
+        keys.push_back(CUDAENV_TRY(channel::parse_secret_key(text, k)));
+    }
+    auto bytes = CUDAENV_TRY(channel::make_root(r, keys));
+    CUDAENV_TRY(write_file_atomic(o.out, bytes, 0644));
+    r.bytes = bytes;
+    return r;
+}
+
 Result<channel::Bundle> verify_bundle(Session& session,
                                       const std::string& file,
                                       const std::vector<std::string>& keys,
@@ -98,10 +141,10 @@ Result<channel::Bundle> verify_bundle(Session& session,
         return Error(ErrorCode::usage, "verify needs FILE");
     }
     channel::Trust trust;
-    trust.keys = CUDAENV_TRY(channel::trusted_keys(session.sysroot()));
+    trust.ring = CUDAENV_TRY(trust_state(session)).ring();
     for (const auto& k : keys) {
         auto text = CUDAENV_TRY(read_text_file(k));
-        trust.keys.push_back(CUDAENV_TRY(channel::parse_public_key(text, k)));
+        trust.ring.site.push_back(CUDAENV_TRY(channel::parse_public_key(text, k)));
     }
     trust.now = std::time(nullptr);
     trust.cudaenv_version = cudaenv_version;

@@ -1,10 +1,11 @@
-// `__bundle keygen|make|verify` (maintainers, docs/channel.md): a signing key pair written once,
-// a signed bundle of a manifests folder that loads as every cudaenv would load it, and a bundle
-// checked as `cudaenv update` checks one. Each loads libcrypto itself; the front end prints.
+// `__bundle keygen|make|root|verify` (maintainers, docs/channel.md): a signing key pair written
+// once, a signed bundle of a manifests folder that loads as every cudaenv would load it, and a
+// bundle checked as `cudaenv update` checks one. Each loads libcrypto itself; the front end prints.
 #pragma once
 
 #include "core/channel/bundle.hpp"
 #include "core/channel/signing.hpp"
+#include "core/channel/trust.hpp"
 #include "core/ops/session.hpp"
 
 #include <cstdint>
@@ -34,6 +35,24 @@ struct MadeBundle {
 };
 
 Result<MadeBundle> make_bundle(Session& session, const MakeBundle& request);
+
+/// Root metadata for a channel (docs/channel.md, "Keys"): the keys of each role and how many
+/// must sign, signed by `sign` -- for version 2 and later, enough of the previous version's root
+/// keys and of its own. Refuses what a host would refuse (a threshold above its keys, a key
+/// twice, validity over 400 days).
+struct MakeRoot {
+    std::string out;
+    std::uint64_t version = 1;
+    std::vector<std::string> root_keys; ///< public key files
+    unsigned root_threshold = 1;
+    std::vector<std::string> bundle_keys; ///< public key files
+    unsigned bundle_threshold = 1;
+    std::vector<std::string> sign; ///< secret key files
+    unsigned valid_days = 365;
+    std::string created; ///< empty: now
+};
+
+Result<channel::RootMetadata> make_root(const MakeRoot& request);
 
 /// The bundle `file` verified with the machine's trusted keys plus the public key files `keys`,
 /// for this cudaenv (`cudaenv_version`).

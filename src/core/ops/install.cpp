@@ -2,12 +2,12 @@
 #include "install.hpp"
 
 #include "core/activate/shims.hpp"
-#include "core/channel/keys.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/mirror/recompressed.hpp"
 #include "core/ops/machine.hpp"
+#include "core/ops/trust.hpp"
 #include "core/store/records.hpp"
 #include "core/sys/dynlib.hpp"
 
@@ -155,11 +155,16 @@ install::Alternates recompressed_alternates(const Session& session) {
     if (base == manifest::k_nvidia_base || (off && (*off == "off" || *off == "0"))) {
         return {};
     }
-    return [base,
-            policy = session.download_policy(),
-            sysroot = session.sysroot()]() -> Result<std::map<std::string, install::Alternate>> {
-        auto keys = CUDAENV_TRY(channel::trusted_keys(sysroot));
-        auto index = CUDAENV_TRY(mirror::fetch_index(base, policy, keys));
+    auto policy = session.download_policy();
+    long seconds =
+        static_cast<long>(session.env_number_value("CUDAENV_CHANNEL_TIMEOUT").value_or(120));
+    policy.deadline_said = std::to_string(seconds) + " s, CUDAENV_CHANNEL_TIMEOUT";
+    return [base, policy, seconds, anchors = trust_anchors(session)]() mutable
+           -> Result<std::map<std::string, install::Alternate>> {
+        // the same keys, revocations and root metadata as the update channel's bundles
+        auto trust = CUDAENV_TRY(channel::load_trust(anchors));
+        policy.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        auto index = CUDAENV_TRY(mirror::fetch_index(base, policy, trust.ring()));
         std::map<std::string, install::Alternate> out;
         if (!index) {
             return out; // an ordinary mirror

@@ -1,11 +1,11 @@
 // The mirror operation (mirror.hpp).
 #include "mirror.hpp"
 
-#include "core/channel/keys.hpp"
 #include "core/channel/signing.hpp"
 #include "core/channel/update.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/indexes.hpp"
+#include "core/ops/trust.hpp"
 #include "core/sha256.hpp"
 #include "core/sys/dynlib.hpp"
 
@@ -44,8 +44,28 @@ void files_of(const Resolution& res,
 
 struct Carried {
     std::optional<mirror::File> file;
-    std::string note; ///< why none is carried
+    std::string note;                     ///< why none is carried
+    std::vector<mirror::File> roots = {}; ///< the root metadata versions this machine took
 };
+
+/// The root metadata versions this machine took from the channel (its trust state), carried at
+/// cudaenv-channel/root/<N>.root so hosts follow a key rotation from the mirror too.
+Result<std::vector<mirror::File>> root_files(const channel::TrustState& state) {
+    std::vector<mirror::File> out;
+    for (const auto& [version, file] :
+         channel::recorded_roots(state.anchors.state, state.root.anchor)) {
+        auto bytes = CUDAENV_TRY(read_text_file(file));
+        Sha256 h;
+        h.update(bytes);
+        out.push_back({std::string(channel::k_mirror_channel_dir) + "/root/" +
+                           std::to_string(version) + ".root",
+                       h.hex_digest(),
+                       bytes.size(),
+                       "the channel's root metadata, version " + std::to_string(version),
+                       bytes});
+    }
+    return out;
+}
 
 /// The update channel's bundle of the manifests in use, which the mirror carries at
 /// cudaenv-channel/manifests.bundle so hosts can `cudaenv update` from it with no route to the
@@ -71,7 +91,8 @@ Result<Carried> channel_file(Session& session, const std::string& cudaenv_versio
     }
     auto path = set->dir / channel::k_bundle_file;
     channel::Trust trust;
-    trust.keys = CUDAENV_TRY(channel::trusted_keys(session.sysroot()));
+    auto state = CUDAENV_TRY(trust_state(session));
+    trust.ring = state.ring();
     trust.now = std::time(nullptr);
     trust.cudaenv_version = cudaenv_version;
     // read once: what is verified is what is carried, whatever happens to the set meanwhile
@@ -88,7 +109,7 @@ Result<Carried> channel_file(Session& session, const std::string& cudaenv_versio
                    bytes->size(),
                    "the manifests bundle, serial " + std::to_string(bundle->info.serial),
                    *bytes};
-    return Carried{f, ""};
+    return Carried{f, "", CUDAENV_TRY(root_files(state))};
 }
 
 } // namespace
@@ -160,6 +181,7 @@ Result<MirrorReport> mirror_specs(Session& session,
         files.push_back(*carried.file);
         report.channel_file = carried.file->path;
     }
+    files.insert(files.end(), carried.roots.begin(), carried.roots.end());
     report.channel_note = carried.note;
     mirror::Options mo;
     mo.base_url = session.base_url();

@@ -47,7 +47,7 @@ const channel::ManifestsInUse& Session::manifests_in_use() const {
         auto r = root();
         std::vector<std::filesystem::path> roots{r.dir};
         roots.insert(roots.end(), r.upstreams.begin(), r.upstreams.end());
-        m_manifests = channel::choose_manifests(manifests_floor(), roots);
+        m_manifests = channel::choose_manifests(manifests_floor(), roots, set_check);
     }
     return *m_manifests;
 }

@@ -99,6 +99,11 @@ struct Session {
     /// The uid the root is chosen for (geteuid(); a unit test sets it).
     std::optional<unsigned> euid;
 
+    /// Judges a channel set before manifests_in_use() takes it (ops/trust.hpp: its signers
+    /// against the keys trusted now). The shim sets none: it links no crypto, and only maps a
+    /// framework pin to a version already installed.
+    channel::SetCheck set_check;
+
   private:
     /// root(), worked out once per process (the shims and the prompt hook call it on every run).
     mutable std::optional<store::Root> m_root;

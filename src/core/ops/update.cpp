@@ -1,7 +1,7 @@
 // The update operation (update.hpp).
 #include "update.hpp"
 
-#include "core/channel/keys.hpp"
+#include "core/ops/trust.hpp"
 #include "core/sys/dynlib.hpp"
 
 #include <algorithm>
@@ -32,9 +32,14 @@ update_manifests(Session& session, bool check, const std::string& cudaenv_versio
                          "' has spaces, control or non-ASCII bytes")
             .with_hint("percent-encode them, as a URL does");
     }
-    req.trust.keys = CUDAENV_TRY(channel::trusted_keys(session.sysroot()));
-    req.trust.now = std::time(nullptr);
-    req.trust.cudaenv_version = cudaenv_version;
+    req.trust = CUDAENV_TRY(trust_state(session));
+    req.now = std::time(nullptr);
+    req.cudaenv_version = cudaenv_version;
+    // one deadline for everything the update fetches: the root metadata and the bundle
+    long seconds =
+        static_cast<long>(session.env_number_value("CUDAENV_CHANNEL_TIMEOUT").value_or(120));
+    req.policy.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    req.policy.deadline_said = std::to_string(seconds) + " s, CUDAENV_CHANNEL_TIMEOUT";
     req.check = check;
     req.lock_timeout = session.lock_timeout();
     auto out = CUDAENV_TRY(channel::update(req));

@@ -44,7 +44,7 @@ BundleInfo info(std::uint64_t serial = 7) {
 
 Trust trust_of(const SecretKey& k) {
     Trust t;
-    t.keys.push_back(*public_key_of(k));
+    t.ring = KeyRing::of({*public_key_of(k)});
     t.now = *parse_utc("2026-12-06T00:00:00Z");
     t.cudaenv_version = "0.1.0";
     return t;
@@ -137,7 +137,7 @@ TEST(Bundle, ASignedBundleOpensAndEveryChangedByteIsRefused) {
     ASSERT_TRUE(b) << b.error().message;
     EXPECT_EQ(b->info.serial, 7u);
     EXPECT_EQ(b->files, minimal_files());
-    EXPECT_EQ(b->key_id, t.keys[0].id());
+    EXPECT_EQ(b->key_id, t.ring.keys[0].id());
     // flip each byte in turn: nothing but an error comes back, never a bundle
     for (std::size_t i = 0; i < bytes->size(); ++i) {
         std::string bent = *bytes;

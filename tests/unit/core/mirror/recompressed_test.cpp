@@ -155,7 +155,8 @@ TEST_F(Recompressed, TheIndexBindsNvidiasHashToTheCopyAndOnlyItsSignerCanChangeI
     Keys site, other;
     auto text = mirror::make_index({entry()}, "2026-12-07T00:00:00Z", {site.secret});
     ASSERT_TRUE(text);
-    auto idx = mirror::open_index(*text, {other.pub, site.pub}, "http://m/index");
+    auto idx =
+        mirror::open_index(*text, channel::KeyRing::of({other.pub, site.pub}), "http://m/index");
     ASSERT_TRUE(idx) << idx.error().full_message();
     EXPECT_EQ(idx->key_id, site.pub.id());
     ASSERT_EQ(idx->by_original.count(std::string(64, 'a')), 1u);
@@ -167,13 +168,13 @@ TEST_F(Recompressed, TheIndexBindsNvidiasHashToTheCopyAndOnlyItsSignerCanChangeI
     // one changed character of the payload
     std::string changed = *text;
     changed.replace(changed.find(std::string(64, 'b')), 1, "c");
-    auto bad = mirror::open_index(changed, {site.pub}, "http://m/index");
+    auto bad = mirror::open_index(changed, channel::KeyRing::of({site.pub}), "http://m/index");
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().code, ErrorCode::integrity);
     EXPECT_NE(bad.error().message.find("does not verify"), std::string::npos);
 
     // a key this machine does not trust: said, with the way back to NVIDIA's archives
-    auto foreign = mirror::open_index(*text, {other.pub}, "http://m/index");
+    auto foreign = mirror::open_index(*text, channel::KeyRing::of({other.pub}), "http://m/index");
     ASSERT_FALSE(foreign);
     EXPECT_EQ(foreign.error().code, ErrorCode::integrity);
     EXPECT_NE(foreign.error().message.find("signed by no key this machine trusts"),
@@ -184,12 +185,13 @@ TEST_F(Recompressed, TheIndexBindsNvidiasHashToTheCopyAndOnlyItsSignerCanChangeI
     // a later format needs a newer cudaenv (exit 8), not a tampering verdict
     std::string later = *text;
     later.replace(0, 22, "cudaenv-recompressed/2");
-    auto newer = mirror::open_index(later, {site.pub}, "http://m/index");
+    auto newer = mirror::open_index(later, channel::KeyRing::of({site.pub}), "http://m/index");
     ASSERT_FALSE(newer);
     EXPECT_EQ(newer.error().code, ErrorCode::incompatible);
 
     // unsigned
-    auto bare = mirror::open_index("cudaenv-recompressed/1\n\n{}", {site.pub}, "x");
+    auto bare =
+        mirror::open_index("cudaenv-recompressed/1\n\n{}", channel::KeyRing::of({site.pub}), "x");
     ASSERT_FALSE(bare);
     EXPECT_NE(bare.error().message.find("not signed"), std::string::npos);
 }
@@ -197,7 +199,8 @@ TEST_F(Recompressed, TheIndexBindsNvidiasHashToTheCopyAndOnlyItsSignerCanChangeI
 TEST_F(Recompressed, ASignedIndexStillCannotPointOutsideItsFolder) {
     Keys site;
     auto open = [&](const std::string& payload) {
-        return mirror::open_index(signed_index(site.secret, payload), {site.pub}, "idx");
+        return mirror::open_index(
+            signed_index(site.secret, payload), channel::KeyRing::of({site.pub}), "idx");
     };
     ASSERT_TRUE(open(payload_with(archive_json("cudaenv-recompressed/cuda/x.tar.zst"))));
     for (const char* path : {"cudaenv-recompressed/../../etc/passwd.tar.zst",
