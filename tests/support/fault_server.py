@@ -6,7 +6,8 @@ Used by the integration tests (in-process, FaultServer) and by the demo (as a sc
 takes the next one, and a path with no queued fault is served normally.
 
 Fault kinds: status(code), redirect(to), redirect_loop, truncate(at), stall(at, secs),
-ignore_range, wrong_range, corrupt(at), endless, html.
+drip(rate: bytes per second, for up to secs), ignore_range, wrong_range, corrupt(at), endless,
+html.
 """
 import argparse
 import os
@@ -137,6 +138,17 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "stall":
             self._write(body[:fault["at"]])
             time.sleep(fault.get("secs", 30))
+            return
+        if kind == "drip":
+            # just above a client's stall floor, for as long as it listens
+            rate = fault.get("rate", 2048)
+            deadline = time.time() + fault.get("secs", 60)
+            at = 0
+            while at < len(body) and time.time() < deadline:
+                if not self._write(body[at:at + rate // 4]):
+                    return
+                at += rate // 4
+                time.sleep(0.25)
             return
         self._write(body)
 

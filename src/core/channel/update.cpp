@@ -105,6 +105,46 @@ baseline(const UpdateRequest& req, const TrustState& trust, std::vector<std::str
     return m;
 }
 
+/// The root's own set in use when its signers are no longer trusted (a revoked or dropped key):
+/// not used by any command already; `update` clears it -- current.json removed, the set to the
+/// trash -- so a user's root holds nothing a leaked key signed once the machine has revoked it.
+Status clear_untrusted(const UpdateRequest& req,
+                       const TrustState& trust,
+                       std::vector<std::string>& notes) {
+    auto rec = read_current(req.root.dir);
+    if (!rec || !*rec) {
+        return Ok{};
+    }
+    fs::path dir = req.root.manifests() / (*rec)->set;
+    auto release = read_release(dir);
+    if (!release) {
+        return Ok{};
+    }
+    std::string why = release->signed_by.empty() ? trust.distrust_claimed(claimed_signers(dir))
+                                                 : trust.distrust(release->signed_by);
+    if (why.empty()) {
+        return Ok{};
+    }
+    auto lock = CUDAENV_TRY(store::Lock::acquire(req.root.dir, req.lock_timeout));
+    auto again = read_current(req.root.dir);
+    if (!again || !*again || (*again)->set != (*rec)->set) {
+        return Ok{}; // another update switched meanwhile
+    }
+    fs::path record = req.root.manifests() / k_current_record;
+    if (::unlink(record.c_str()) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot remove '" + record.string() + "': " + errno_text(errno));
+    }
+    CUDAENV_TRY(store::sync_dir(req.root.manifests()));
+    fs::path aside = req.root.trash() / ("manifests-" + (*rec)->set + "-" + random_hex());
+    if (::rename(dir.c_str(), aside.c_str()) == 0) {
+        remove_tree(aside);
+    }
+    notes.push_back("removed the manifests set serial " + std::to_string((*rec)->serial) + " from '" +
+                    req.root.manifests().string() + "': " + why);
+    return Ok{};
+}
+
 /// The channel's root metadata versions after the one trusted now, each taken in turn.
 Result<std::vector<RootMetadata>> follow_roots(const UpdateRequest& req, TrustState& trust) {
     std::vector<RootMetadata> taken;
@@ -230,6 +270,8 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     if (!req.check) {
         // a revocation takes effect even when the bundle below turns out to be refused
         CUDAENV_TRY(record_roots(trust.anchors, taken));
+        CUDAENV_TRY(req.root.prepare());
+        CUDAENV_TRY(clear_untrusted(req, trust, out.notes));
     }
     Trust checked{trust.ring(), req.now, req.cudaenv_version};
     out.before = baseline(req, trust, out.notes);

@@ -612,9 +612,12 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
         CurlHandle curl;
         char errbuf[CURL_ERROR_SIZE] = {0};
         CUDAENV_TRY(apply_policy(curl.h, url, policy));
+        // curl's own timeout ends the attempt at the deadline; what ended it is told apart
+        // from a stall (the same curl error) by the clock
+        auto started = std::chrono::steady_clock::now();
+        std::chrono::milliseconds left{0};
         if (policy.deadline) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                *policy.deadline - std::chrono::steady_clock::now());
+            left = std::chrono::duration_cast<std::chrono::milliseconds>(*policy.deadline - started);
             if (left.count() <= 0) {
                 return past_deadline();
             }
@@ -651,7 +654,10 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
             return Error(ErrorCode::network,
                          "HTTP " + std::to_string(status) + " for '" + url + "'");
         }
-        if (policy.deadline && std::chrono::steady_clock::now() >= *policy.deadline) {
+        if (policy.deadline && (std::chrono::steady_clock::now() >= *policy.deadline ||
+                                (rc == CURLE_OPERATION_TIMEDOUT &&
+                                 std::chrono::steady_clock::now() - started >=
+                                     left - std::chrono::milliseconds(100)))) {
             return past_deadline();
         }
         bool again = rc == CURLE_OK || retryable(rc);
