@@ -617,7 +617,8 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
         auto started = std::chrono::steady_clock::now();
         std::chrono::milliseconds left{0};
         if (policy.deadline) {
-            left = std::chrono::duration_cast<std::chrono::milliseconds>(*policy.deadline - started);
+            left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*policy.deadline - started);
             if (left.count() <= 0) {
                 return past_deadline();
             }
@@ -654,10 +655,10 @@ Result<std::optional<std::string>> fetch_text_or_none(const std::string& url,
             return Error(ErrorCode::network,
                          "HTTP " + std::to_string(status) + " for '" + url + "'");
         }
-        if (policy.deadline && (std::chrono::steady_clock::now() >= *policy.deadline ||
-                                (rc == CURLE_OPERATION_TIMEDOUT &&
-                                 std::chrono::steady_clock::now() - started >=
-                                     left - std::chrono::milliseconds(100)))) {
+        if (policy.deadline &&
+            (std::chrono::steady_clock::now() >= *policy.deadline ||
+             (rc == CURLE_OPERATION_TIMEDOUT && std::chrono::steady_clock::now() - started >=
+                                                    left - std::chrono::milliseconds(100)))) {
             return past_deadline();
         }
         bool again = rc == CURLE_OK || retryable(rc);
