@@ -140,8 +140,8 @@ Status clear_untrusted(const UpdateRequest& req,
     if (::rename(dir.c_str(), aside.c_str()) == 0) {
         remove_tree(aside);
     }
-    notes.push_back("removed the manifests set serial " + std::to_string((*rec)->serial) + " from '" +
-                    req.root.manifests().string() + "': " + why);
+    notes.push_back("removed the manifests set serial " + std::to_string((*rec)->serial) +
+                    " from '" + req.root.manifests().string() + "': " + why);
     return Ok{};
 }
 
