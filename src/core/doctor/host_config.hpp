@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace cudaenv::doctor {
 
@@ -31,6 +32,10 @@ struct HostConfig {
     std::filesystem::path manifests;
     /// Which manifests those are: serial, origin, age (the self probe says when they are old).
     channel::ManifestsInUse manifests_in_use;
+    /// What the channel's trust stands on (ops: root metadata version, site keys, revocations,
+    /// the rollback floor), said by the self probe; a trust state that cannot be read, a warning.
+    std::vector<std::string> trust_details;
+    std::string trust_problem;
     std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
     std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};
     /// `doctor --deep`: launch a kernel on every GPU (the smoke probe); off, that probe skips.

@@ -1,6 +1,8 @@
 // The doctor operation (doctor.hpp).
 #include "doctor.hpp"
 
+#include "core/ops/trust.hpp"
+
 #include "../text.hpp"
 #include "core/doctor/answers.hpp"
 #include "core/install/compose.hpp"
@@ -92,6 +94,22 @@ Result<doctor::HostConfig> host_config(Session& session) {
     hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
     hc.manifests = session.manifests_path();
     hc.manifests_in_use = session.manifests_in_use();
+    if (auto trust = trust_state(session)) {
+        std::string from = trust->root.bytes.empty() ? "built in" : trust->root.origin;
+        hc.trust_details.push_back(
+            "trust: root metadata version " + std::to_string(trust->root.version) + " (" + from +
+            "), bundles signed by " + std::to_string(trust->root.bundle.threshold) + " of " +
+            std::to_string(trust->root.bundle.keys.size()) + " release keys or one of " +
+            std::to_string(trust->site.size()) + " site keys, " +
+            std::to_string(trust->revoked.size()) + " revoked here" +
+            (trust->anchors.fixed ? " (the machine's own /etc/cudaenv and /var/lib/cudaenv)" : ""));
+        if (auto floor = trust->floor()) {
+            hc.trust_details.push_back("rollback floor: serial " + std::to_string(floor->serial) +
+                                       " (" + floor->file.string() + ")");
+        }
+    } else {
+        hc.trust_problem = trust.error().message;
+    }
     hc.ldconfig = session.getenv("CUDAENV_LDCONFIG").value_or("");
     if (auto ms = session.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
         // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10

@@ -92,6 +92,10 @@ Finding self(Host& h) {
     for (const auto& w : m.warnings) {
         old.push_back(w);
     }
+    details.insert(details.end(), h.config().trust_details.begin(), h.config().trust_details.end());
+    if (!h.config().trust_problem.empty()) {
+        old.push_back("the channel's trust cannot be read: " + h.config().trust_problem);
+    }
     if (!old.empty()) {
         warns.insert(warns.end(), old.begin(), old.end());
         if (fix.empty()) {
