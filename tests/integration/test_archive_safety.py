@@ -139,10 +139,10 @@ def test_a10_a11_modes_normalised_and_owners_ignored(inst, tmp_path, baseline, v
     assert res.rc == 0, res
     v = inst.root / "versions" / "11.8.0"
     so = (v / "lib64" / "libcudart.so.11.8.89").stat()
-    assert stat.S_IMODE(so.st_mode) == 0o755
+    assert stat.S_IMODE(so.st_mode) == 0o555  # read-only store objects (docs/store.md)
     assert so.st_uid == os.geteuid()
-    assert stat.S_IMODE((v / "include" / "setgid.h").stat().st_mode) == 0o644  # no s-bit, no o+w
-    assert stat.S_IMODE((v / "include" / "zero.h").stat().st_mode) == 0o644
+    assert stat.S_IMODE((v / "include" / "setgid.h").stat().st_mode) == 0o444  # no s-bit, no w
+    assert stat.S_IMODE((v / "include" / "zero.h").stat().st_mode) == 0o444
 
 
 def test_a12_decompression_bomb_stops_at_the_cap(inst, tmp_path, baseline, victim):

@@ -44,9 +44,10 @@ def test_install_lays_out_cuda_and_flattened_cudnn(inst, tmp_path):
     run = subprocess.run([tmp_path / "probe"], capture_output=True, text=True,
                          env={"LD_LIBRARY_PATH": str(lib64)})
     assert run.stdout.strip() == "11080"
-    # modes are normalised whatever the umask was
-    assert oct((lib64 / "libcudart.so.11.8.89").stat().st_mode & 0o777) == "0o755"
-    assert oct((installed(inst) / "include" / "cudnn_version.h").stat().st_mode & 0o777) == "0o644"
+    # modes are normalised whatever the umask was, and read-only: the files are the store's
+    # objects, shared by every version through hard links (docs/store.md)
+    assert oct((lib64 / "libcudart.so.11.8.89").stat().st_mode & 0o777) == "0o555"
+    assert oct((installed(inst) / "include" / "cudnn_version.h").stat().st_mode & 0o777) == "0o444"
     assert leftovers(inst.root) == []
 
 

@@ -24,7 +24,7 @@ def modes(tree):
         m = st.st_mode & 0o7777
         if stat.S_ISDIR(st.st_mode) and m != 0o755:
             bad.append((str(p), oct(m)))
-        if stat.S_ISREG(st.st_mode) and m not in (0o644, 0o755):
+        if stat.S_ISREG(st.st_mode) and m not in (0o444, 0o555):  # read-only for all
             bad.append((str(p), oct(m)))
     return bad
 
@@ -72,7 +72,7 @@ def test_root_installs_into_the_configured_machine_wide_root_world_readable_what
     for area in ("versions", "store"):
         assert modes(system.system_root / area) == []
     nvcc = system.system_root / "versions" / "11.8.0+cudnn8.6.0.163" / "bin" / "nvcc"
-    assert nvcc.stat().st_mode & 0o7777 == 0o755
+    assert nvcc.stat().st_mode & 0o7777 == 0o555
     listing = system("list", "--json").json()
     assert listing["root"] == str(system.system_root)
     assert [v["upstream"] for v in listing["versions"]] == [False]

@@ -30,11 +30,21 @@ nlohmann::json outcome_json(const install::Outcome& o) {
                             {"present", a.present},
                             {"recompressed", a.recompressed}});
     }
+    nlohmann::json repaired = nlohmann::json::array();
+    for (const auto& d : o.repaired) {
+        repaired.push_back({{"path", d.path},
+                            {"kind", install::to_string(d.kind)},
+                            {"entry", d.entry},
+                            {"problem", d.what},
+                            {"in_store", d.in_store}});
+    }
     return {{"version", o.version},
             {"prefix", o.prefix.string()},
             {"changed", o.changed},
             {"downloaded_bytes", o.downloaded_bytes},
-            {"archives", archives}};
+            {"archives", archives},
+            {"repaired", repaired},
+            {"still_damaged", o.still_damaged}};
 }
 
 /// An install told on a terminal or in a log: notes on stderr (not with --json), progress bars
@@ -70,6 +80,14 @@ class Teller : public ops::InstallObserver {
         if (out && !m_ctx.json) {
             print(*out);
         }
+        if (out) {
+            for (const auto& v : out->still_damaged) {
+                warning(v +
+                        " shares a store entry that was extracted again and still holds the "
+                        "old files: cudaenv verify " +
+                        v + " says what changed; cudaenv install --repair " + v + " repairs it");
+            }
+        }
     }
 
   private:
@@ -82,6 +100,15 @@ class Teller : public ops::InstallObserver {
                   << "  " << (a.size ? human_size(*a.size) : std::string("?")) << "  " << a.url
                   << "\n";
             }
+        } else if (out.changed && !out.repaired.empty()) {
+            // what was found is said before the verdict: it may be an attack, not only damage
+            for (const auto& d : out.repaired) {
+                *m_ctx.err << "cudaenv: warning: " << out.version << ": " << printable(d.path)
+                           << ": " << printable(d.what) << "\n";
+            }
+            o << "repaired " << out.version << " in " << out.prefix.string() << " ("
+              << out.repaired.size() << " change" << (out.repaired.size() == 1 ? "" : "s")
+              << " since it was installed)\n";
         } else if (out.changed) {
             o << "installed " << out.version << " in " << out.prefix.string() << "\n";
         } else {
@@ -137,6 +164,7 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         "  cudaenv install tf-2.13                  CUDA 11.8 + cuDNN 8.6, verified, in lib64\n"
         "  cudaenv install 12.4+cudnn-9.1 --profile devel\n"
         "  cudaenv install tf-2.15 --dry-run        show the plan, write nothing\n"
+        "  cudaenv install --repair 11.8.0+cudnn8.6.0.163   what `cudaenv verify` found changed\n"
         "  cudaenv install torch-2.5+cu121          a PyTorch build's CUDA and cuDNN\n"
         "  cudaenv install --match                  what this Python environment's torch/jax "
         "needs\n"
@@ -149,6 +177,10 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     add_spec_options(*sub, o->spec_options);
     sub->add_option("-j,--jobs", o->jobs, "parallel downloads")->capture_default_str();
     sub->add_flag("--dry-run", o->dry_run, "show the plan; download and write nothing");
+    sub->add_flag("--repair",
+                  o->repair,
+                  "re-hash an installed version (cudaenv verify) and repair what changed: its "
+                  "store entries extracted again, the version composed again");
     sub->add_flag("--match",
                   o->match,
                   "install the CUDA that matches the torch, jax or tensorflow in the active "

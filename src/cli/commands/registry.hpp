@@ -32,6 +32,7 @@ std::vector<std::string> names_of(const CommandSpec& c);
 void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_gc(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_verify(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_update(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx);

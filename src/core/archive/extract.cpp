@@ -28,7 +28,8 @@ Result<Extracted> run(const fs::path& path,
                       const std::string& expected_top,
                       const MemberMap* map,
                       const Limits& limits) {
-    CUDAENV_TRY(sys::load(sys::k_archive));
+    // libcrypto too: every file's SHA-256 is computed as it is written
+    CUDAENV_TRY(sys::load(sys::k_archive | sys::k_crypto));
     std::string name = archive_name(path, slice);
     RangeArchive in;
     if (auto why = in.open(path, slice, compression)) {

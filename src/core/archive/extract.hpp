@@ -52,10 +52,13 @@ enum class Compression { xz, gzip, none, zstd };
 struct Entry {
     enum class Type { file, directory, symlink };
     Type type = Type::file;
-    std::string path;   ///< relative to the top directory ("lib/libcudart.so.11.8.89")
-    std::string target; ///< symlinks: the target as written
-    std::uint64_t size = 0;
+    std::string path;       ///< relative to the top directory ("lib/libcudart.so.11.8.89")
+    std::string target;     ///< symlinks: the target as written
+    std::uint64_t size = 0; ///< files; a hard link: its target's
     bool executable = false;
+    /// files: SHA-256 of the content, computed from the bytes as they were written (holes of a
+    /// sparse file as the zeros they read as); a hard link: its target's.
+    std::string sha256;
 };
 
 struct Extracted {

@@ -1,6 +1,7 @@
 // The filter and the writer (extract.hpp's rules): every entry's raw name and link target judged,
 // then written with openat/O_NOFOLLOW/O_EXCL below the destination, never through a link.
 #include "../failpoint.hpp"
+#include "../sha256.hpp"
 #include "links.hpp"
 #include "names.hpp"
 #include "reader.hpp"
@@ -41,6 +42,16 @@ constexpr std::uint64_t k_writeback_chunk = 8u << 20;
 void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) {
     (void)::sync_file_range(
         fd, static_cast<off64_t>(offset), static_cast<off64_t>(length), SYNC_FILE_RANGE_WRITE);
+}
+
+/// Feeds `n` zero bytes to `h`: a sparse file's hole reads as zeros.
+void hash_zeros(Sha256& h, std::uint64_t n) {
+    static const char zeros[65536] = {};
+    while (n > 0) {
+        auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(n, sizeof zeros));
+        h.update(zeros, chunk);
+        n -= chunk;
+    }
 }
 
 /// Opens a directory below `root_fd` refusing any symlink on the way (openat2 RESOLVE_BENEATH |
@@ -151,7 +162,7 @@ struct Extractor {
     const std::string* source_error = nullptr; ///< our reader's reason for stopping, if any
     const MemberMap* map = nullptr;            ///< selected extraction: which members, where
     std::map<std::string, Entry::Type> seen;
-    std::map<std::string, bool> exec;          ///< regular files: executable?
+    std::map<std::string, std::size_t> files;  ///< regular files: their index in result.entries
     std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
     Extracted result;
     std::size_t name_max = 0; ///< the longest name the destination's filesystem takes
@@ -217,7 +228,7 @@ struct Extractor {
                 return fs_error("cannot create directory", prefix, errno);
             }
             seen[prefix] = Entry::Type::directory;
-            result.entries.push_back({Entry::Type::directory, prefix, {}, 0, false});
+            result.entries.push_back({Entry::Type::directory, prefix, {}, 0, false, {}});
         }
         return Ok{};
     }
@@ -327,8 +338,11 @@ struct Extractor {
                 return fs_error("cannot link", rel, errno);
             }
             seen[rel] = Entry::Type::file;
-            exec[rel] = exec[trel];
-            result.entries.push_back({Entry::Type::file, rel, {}, 0, exec[trel]});
+            // the same file under another name: its size, mode and hash are the target's
+            Entry linked = result.entries[files.at(trel)];
+            linked.path = rel;
+            files[rel] = result.entries.size();
+            result.entries.push_back(std::move(linked));
             return Ok{};
         }
         switch (type) {
@@ -337,7 +351,7 @@ struct Extractor {
                 return fs_error("cannot create directory", rel, errno);
             }
             seen[rel] = Entry::Type::directory;
-            result.entries.push_back({Entry::Type::directory, rel, {}, 0, false});
+            result.entries.push_back({Entry::Type::directory, rel, {}, 0, false, {}});
             return Ok{};
         case AE_IFLNK: {
             const char* target = sys::archive().entry_symlink(e);
@@ -362,7 +376,7 @@ struct Extractor {
                 return fs_error("cannot create symlink", rel, errno);
             }
             seen[rel] = Entry::Type::symlink;
-            result.entries.push_back({Entry::Type::symlink, rel, t, 0, false});
+            result.entries.push_back({Entry::Type::symlink, rel, t, 0, false, {}});
             return Ok{};
         }
         case AE_IFREG:
@@ -396,6 +410,9 @@ struct Extractor {
         }
         std::uint64_t got = 0;     // the file's length so far (data and holes)
         std::uint64_t flushed = 0; // writeback started up to here
+        // The store record's per-file hash, from the bytes as they are written: the file is
+        // never read back (docs/store.md).
+        Sha256 hash;
         while (true) {
             // Straight from libarchive's decompression buffer: no copy into ours (it was 5% of
             // an install's CPU).
@@ -417,10 +434,13 @@ struct Extractor {
                 result.bytes + end > limits.max_total_bytes) {
                 return unsafe(name, rel, "more data than its header declares");
             }
-            if (static_cast<std::uint64_t>(offset) > got &&
-                ::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
-                return fs_error("cannot seek in", rel, errno); // a sparse file's hole
+            if (static_cast<std::uint64_t>(offset) > got) {
+                if (::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+                    return fs_error("cannot seek in", rel, errno); // a sparse file's hole
+                }
+                hash_zeros(hash, static_cast<std::uint64_t>(offset) - got);
             }
+            hash.update(block, n);
             const char* data = static_cast<const char*>(block);
             std::size_t off = 0;
             while (off < n) {
@@ -444,6 +464,7 @@ struct Extractor {
         if (got < static_cast<std::uint64_t>(declared) &&
             sys::archive().entry_sparse_count(e) > 0 &&
             ::ftruncate(out.get(), static_cast<off_t>(declared)) == 0) {
+            hash_zeros(hash, static_cast<std::uint64_t>(declared) - got);
             got = static_cast<std::uint64_t>(declared); // a sparse file ending in a hole
         }
         if (got > flushed) {
@@ -457,8 +478,8 @@ struct Extractor {
         }
         result.bytes += got;
         seen[rel] = Entry::Type::file;
-        exec[rel] = x;
-        result.entries.push_back({Entry::Type::file, rel, {}, got, x});
+        files[rel] = result.entries.size();
+        result.entries.push_back({Entry::Type::file, rel, {}, got, x, hash.hex_digest()});
         if (result.entries.size() == 3) {
             failpoint::hit("extract-midway");
         }

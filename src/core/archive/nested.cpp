@@ -45,7 +45,7 @@ Result<Extracted> extract_nested(const fs::path& file,
                                  const std::function<bool(std::string_view)>& pick,
                                  const MemberMap& map,
                                  const Limits& limits) {
-    CUDAENV_TRY(sys::load(sys::k_archive));
+    CUDAENV_TRY(sys::load(sys::k_archive | sys::k_crypto)); // every file is hashed as written
     std::string name = archive_name(file, slice);
     if (slice.length == 0) {
         return broken(name, "empty payload");

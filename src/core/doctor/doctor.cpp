@@ -79,6 +79,7 @@ const Probe k_probes[] = {
     {"driver-cuda", "Driver", "Driver against CUDA", {"driver", "toolkit"}, &checks::driver_cuda},
     {"compat", "Driver", "Forward compatibility (cuda_compat)", {"toolkit"}, &checks::compat},
     {"toolkit", "Toolkit", "Selected toolkit", {}, &checks::toolkit},
+    {"integrity", "Toolkit", "The selected version's files", {}, &checks::integrity},
     {"cuda-link", "Toolkit", "/usr/local/cuda", {}, &checks::cuda_link},
     {"compiler", "Toolkit", "Host compiler", {"toolkit"}, &checks::compiler},
     {"loader", "Libraries", "What loads", {}, &checks::loader},

@@ -65,12 +65,17 @@ struct Composer {
     std::uint64_t bytes = 0;
     std::size_t files = 0;
     std::map<std::string, std::string> folded; ///< collision_key -> the path that has it
+    /// Only plan: nothing is written, every path is recorded here (version_tree()).
+    std::map<std::string, VersionFile>* plan = nullptr;
 
     /// Refuses a path (or one of its folders) that another path of the version becomes on a
     /// case-insensitive or normalising filesystem. The extractor refuses such twins within one
     /// archive; two archives composed into one version (cuDNN's headers and libraries flattened
     /// beside CUDA's) are checked here.
     Status check_twins(const std::string& rel, const std::string& from) {
+        if (plan) {
+            return Ok{}; // checked when the version was composed
+        }
         std::string prefix;
         std::size_t pos = 0;
         while (pos <= rel.size()) {
@@ -95,6 +100,16 @@ struct Composer {
     }
 
     Status mkdirs(const fs::path& rel) {
+        if (plan) {
+            fs::path at;
+            for (const auto& part : rel) {
+                at /= part;
+                VersionFile d;
+                d.type = store::FileRecord::Type::dir;
+                plan->try_emplace(at.string(), std::move(d));
+            }
+            return Ok{};
+        }
         std::error_code ec;
         fs::create_directories(root / rel, ec);
         if (ec) {
@@ -104,13 +119,24 @@ struct Composer {
         return Ok{};
     }
 
-    /// Hard-links `src` to `rel`. A second file for the same place is an error when it differs.
-    Status link_file(const fs::path& src,
-                     const std::string& rel,
-                     std::uint64_t size,
-                     const std::string& from) {
+    /// Hard-links the entry's file `f` to `rel`. A second file for the same place is an error
+    /// when it differs.
+    Status link_file(const StoreEntry& e, const store::FileRecord& f, const std::string& rel) {
+        const std::string& from = e.name;
+        fs::path src = e.dir / f.path;
         CUDAENV_TRY(check_twins(rel, from));
         CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
+        if (plan) {
+            // the first one stays, as below (a second was the same content, or nothing composed)
+            VersionFile v;
+            v.entry = e.name;
+            v.source = f.path;
+            v.size = f.size;
+            v.executable = f.executable;
+            v.sha256 = f.sha256;
+            plan->try_emplace(rel, std::move(v));
+            return Ok{};
+        }
         fs::path dest = root / rel;
         if (::link(src.c_str(), dest.c_str()) != 0) {
             int err = errno;
@@ -125,7 +151,7 @@ struct Composer {
             return fs_err("cannot link", dest, err);
         }
         origin[rel] = from;
-        bytes += size;
+        bytes += f.size;
         ++files;
         return Ok{};
     }
@@ -134,6 +160,14 @@ struct Composer {
     link_symlink(const std::string& target, const std::string& rel, const std::string& from) {
         CUDAENV_TRY(check_twins(rel, from));
         CUDAENV_TRY(mkdirs(fs::path(rel).parent_path()));
+        if (plan) {
+            VersionFile v;
+            v.type = store::FileRecord::Type::symlink;
+            v.entry = from;
+            v.target = target;
+            plan->try_emplace(rel, std::move(v));
+            return Ok{};
+        }
         fs::path dest = root / rel;
         if (::symlink(target.c_str(), dest.c_str()) != 0) {
             int err = errno;
@@ -215,7 +249,7 @@ Status add_cuda_component(Composer& c,
             CUDAENV_TRY(c.mkdirs(mapped));
             break;
         case Type::file:
-            CUDAENV_TRY(c.link_file(e.dir / f.path, mapped, f.size, e.name));
+            CUDAENV_TRY(c.link_file(e, f, mapped));
             break;
         case Type::symlink:
             CUDAENV_TRY(c.link_symlink(f.target, mapped, e.name));
@@ -236,13 +270,13 @@ Status add_cudnn(Composer& c, const StoreEntry& e, const store::StoreRecord& rec
         }
         if (is_library_name(base)) {
             if (f.type == Type::file) {
-                CUDAENV_TRY(c.link_file(e.dir / path, "lib64/" + base, f.size, e.name));
+                CUDAENV_TRY(c.link_file(e, f, "lib64/" + base));
             } else {
                 links.emplace_back(base, base_of(f.target));
             }
         } else if (is_header_path(path)) {
             if (f.type == Type::file) {
-                CUDAENV_TRY(c.link_file(e.dir / path, "include/" + base, f.size, e.name));
+                CUDAENV_TRY(c.link_file(e, f, "include/" + base));
             } else {
                 CUDAENV_TRY(c.link_symlink(base_of(f.target), "include/" + base, e.name));
             }
@@ -253,7 +287,7 @@ Status add_cudnn(Composer& c, const StoreEntry& e, const store::StoreRecord& rec
     }
     for (const auto& [name, target] : links) {
         std::error_code ec;
-        if (!fs::exists(c.root / "lib64" / name, ec)) {
+        if (!c.plan && !fs::exists(c.root / "lib64" / name, ec)) {
             return layout_error("cuDNN link lib64/" + name + " -> " + target +
                                 " points at nothing after flattening");
         }
@@ -382,7 +416,7 @@ Status compose_version(const fs::path& stage,
                        const Resolution& res,
                        const std::vector<StoreEntry>& entries,
                        const LibraryChecker& check_libraries) {
-    Composer c{stage, {}, 0, 0, {}};
+    Composer c{stage, {}, 0, 0, {}, nullptr};
     std::vector<store::VersionComponent> components;
     json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
     for (const auto& e : entries) {
@@ -516,10 +550,46 @@ Status compose_version(const fs::path& stage,
                              c.bytes,
                              std::move(components)};
     CUDAENV_TRY(store::write_version_record(stage, rec));
-    CUDAENV_TRY(store::make_world_readable(stage));
+    // read-only: the files are the store's objects (hard links), cudaenv's own files are not
+    // to be edited either (docs/store.md)
+    CUDAENV_TRY(store::make_read_only(stage));
     // the files are hard links to store entries, already on disk: the folders, links and records
     // are what is new
     return store::sync_tree(stage);
+}
+
+Result<std::map<std::string, VersionFile>>
+version_tree(const std::vector<StoreEntry>& entries,
+             const std::vector<store::StoreRecord>& records,
+             const std::string& platform) {
+    std::map<std::string, VersionFile> tree;
+    Composer c{{}, {}, 0, 0, {}, &tree};
+    std::string triple = target_triple(platform);
+    for (std::size_t i = 0; i < entries.size() && i < records.size(); ++i) {
+        if (entries[i].cudnn) {
+            CUDAENV_TRY(add_cudnn(c, entries[i], records[i]));
+        } else {
+            CUDAENV_TRY(add_cuda_component(c, entries[i], records[i], triple));
+        }
+    }
+    // what compose_version adds of its own: lib -> lib64, nvcc's targets/<triple> links
+    auto own_link = [&](const std::string& rel, const std::string& target) {
+        VersionFile v;
+        v.type = store::FileRecord::Type::symlink;
+        v.target = target;
+        tree.try_emplace(rel, std::move(v));
+    };
+    if (tree.count("lib64")) {
+        own_link("lib", "lib64");
+    }
+    if (!triple.empty() && tree.count("include")) {
+        CUDAENV_TRY(c.mkdirs("targets/" + triple));
+        own_link("targets/" + triple + "/include", "../../include");
+        if (tree.count("lib64")) {
+            own_link("targets/" + triple + "/lib", "../../lib64");
+        }
+    }
+    return tree;
 }
 
 std::vector<std::string> check_libraries_here(const fs::path& dir,

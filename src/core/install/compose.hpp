@@ -9,9 +9,11 @@
 
 #include "../error.hpp"
 #include "../resolve/resolve.hpp"
+#include "../store/records.hpp"
 #include "install.hpp"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,26 @@ Status compose_version(const std::filesystem::path& stage,
                        const Resolution& res,
                        const std::vector<StoreEntry>& entries,
                        const LibraryChecker& check_libraries);
+
+/// One path of a composed version, as compose_version puts it there.
+struct VersionFile {
+    store::FileRecord::Type type = store::FileRecord::Type::file;
+    std::string entry;  ///< the store entry it comes from; empty: cudaenv's own (lib -> lib64)
+    std::string source; ///< files: its path in the entry
+    std::uint64_t size = 0;
+    bool executable = false;
+    std::string sha256; ///< empty when the entry's record predates per-file hashes
+    std::string target; ///< symlinks
+};
+
+/// What compose_version puts at each path of a version composed from `entries` (their records
+/// in the same order), computed from the records alone, nothing read or written: every file,
+/// link and folder by its path in the version. What `cudaenv verify` compares a version with.
+/// The files compose_version writes itself (version.json, the records) are not in it.
+Result<std::map<std::string, VersionFile>>
+version_tree(const std::vector<StoreEntry>& entries,
+             const std::vector<store::StoreRecord>& records,
+             const std::string& platform);
 
 /// NVIDIA's name for a platform's target folder: linux-x86_64 -> x86_64-linux (the
 /// `targets/<triple>` that nvcc.profile names); empty for a platform it does not know.

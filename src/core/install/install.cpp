@@ -38,6 +38,9 @@ struct Job {
     std::string expected_top;
     archive::Compression compression = archive::Compression::xz;
     bool present = false;
+    /// An entry of that name is in the store but is not this archive (its record holds another
+    /// sha256, or cannot be read) or failed its check: extracted again and swapped in.
+    bool replace = false;
     std::optional<Alternate> alternate; ///< fetched instead of NVIDIA's file
 };
 
@@ -73,7 +76,18 @@ Status refuse_changed_hash(const store::Root& root, const Job& j) {
     return Ok{};
 }
 
-Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, const Options& o) {
+/// The store entry at `dir` is the archive pinned by `sha256`: its record names all 64 digits
+/// (its name carries only 12).
+bool holds_archive(const fs::path& dir, const std::string& sha256) {
+    auto rec = store::read_store_record(dir);
+    return rec && rec->sha256 == sha256;
+}
+
+/// The jobs of a resolution. `read_records`: an entry is present only when its record holds the
+/// pin (what the install decides on, under the lock); without, when it has a record at all
+/// (enough for the first look, before the lock, which is planned again under it).
+Result<std::vector<Job>>
+plan(const store::Root& root, const Resolution& res, const Options& o, bool read_records) {
     std::vector<Job> jobs;
     for (const auto& a : res.archives) {
         Job j;
@@ -100,8 +114,13 @@ Result<std::vector<Job>> plan(const store::Root& root, const Resolution& res, co
         std::string file = basename_of(loc);
         j.expected_top =
             *comp == archive::Compression::xz ? file.substr(0, file.size() - 7) : "cuda";
+        // The name carries 12 hex digits of the sha256; the record the full one, which must be
+        // the pin: an entry whose record names another archive is never reused.
         std::error_code ec;
-        j.present = fs::exists(root.store() / j.entry / store::k_complete_record, ec);
+        if (fs::exists(root.store() / j.entry / store::k_complete_record, ec)) {
+            j.present = !read_records || holds_archive(root.store() / j.entry, a.artifact.sha256);
+            j.replace = !j.present;
+        }
         if (!j.present) {
             CUDAENV_TRY(refuse_changed_hash(root, j));
         }
@@ -134,6 +153,7 @@ store::StoreRecord entry_record(const Job& j, const archive::Extracted& x) {
             f.type = store::FileRecord::Type::file;
             f.size = e.size;
             f.executable = e.executable;
+            f.sha256 = e.sha256;
             break;
         }
         r.files.push_back(std::move(f));
@@ -263,9 +283,11 @@ Status run_job(const store::Root& root,
         return std::move(x).error();
     }
     CUDAENV_TRY(store::write_store_record(stage, entry_record(j, *x)));
-    CUDAENV_TRY(store::make_world_readable(stage));
+    // read-only: a write through any version's hard link would change them all
+    CUDAENV_TRY(store::make_read_only(stage));
     CUDAENV_TRY(store::sync_tree(stage));
-    CUDAENV_TRY(store::publish_dir(stage, root.store() / j.entry));
+    // an entry of that name that is not this archive, or is damaged, is swapped out in one step
+    CUDAENV_TRY(store::replace_dir(stage, root.store() / j.entry));
     staged.release();
     std::error_code ec;
     fs::remove(req.dest, ec); // extracted: the archive is no longer needed
@@ -398,7 +420,8 @@ bool covers(const store::Root& root,
             const std::string& name,
             const std::vector<Job>& jobs,
             const std::string& platform) {
-    auto rec = store::read_version_record(root.version_dir(name)); // an upstream's counts too
+    fs::path dir = root.version_dir(name); // an upstream's counts too
+    auto rec = store::read_version_record(dir);
     if (!rec || rec->platform != platform) {
         return false; // a damaged record is replaced by a new composition
     }
@@ -406,12 +429,63 @@ bool covers(const store::Root& root,
     for (const auto& c : rec->components) {
         have.insert(c.store);
     }
+    // its entries, in the store of the root that holds it, are the pinned archives (this
+    // root's were read by plan())
+    fs::path store = dir.parent_path().parent_path() / "store";
+    bool own = store == root.store();
     for (const auto& j : jobs) {
-        if (!have.count(j.entry)) {
+        if (!have.count(j.entry) ||
+            !(own ? j.present : holds_archive(store / j.entry, j.archive.artifact.sha256))) {
             return false;
         }
     }
     return true;
+}
+
+/// An installed version that no longer is what was installed: which of `jobs` to extract
+/// again (their entries' objects are damaged; with `repair`, also those recorded without
+/// per-file hashes). Refused when the version lives in an upstream root, or holds components
+/// this resolution does not install (composing it again would drop them).
+Status plan_repair(const store::Root& root,
+                   const VersionCheck& check,
+                   std::vector<Job>& jobs,
+                   bool repair) {
+    std::string first = check.damage.empty() ? std::string("recorded without per-file hashes")
+                                             : check.damage[0].path + ": " + check.damage[0].what;
+    if (check.upstream) {
+        return Error(ErrorCode::integrity,
+                     "'" + check.version + "' in '" + check.root.string() +
+                         "' is not as it was installed: " + printable(first))
+            .with_hint("its root's owner repairs it: sudo cudaenv install --repair " +
+                       check.version);
+    }
+    auto bad = check.damaged_entries();
+    if (repair) {
+        bad.insert(check.unhashed.begin(), check.unhashed.end());
+    }
+    std::set<std::string> planned;
+    for (auto& j : jobs) {
+        planned.insert(j.entry);
+        if (bad.count(j.entry)) {
+            j.present = false;
+            j.replace = true;
+        }
+    }
+    auto rec = store::read_version_record(root.version_dir(check.version));
+    if (rec) {
+        for (const auto& c : rec->components) {
+            if (!planned.count(c.store)) {
+                return Error(ErrorCode::usage,
+                             "'" + check.version + "' is not as it was installed (" +
+                                 printable(first) + ") and holds " + c.component +
+                                 ", which this SPEC does not install")
+                    .with_hint("repair it as it was installed: cudaenv install --repair " +
+                               check.version + " --profile " + check.profile +
+                               (c.component == "cuda_compat" ? " --compat" : ""));
+            }
+        }
+    }
+    return Ok{};
 }
 
 } // namespace
@@ -428,7 +502,7 @@ Result<Outcome> install(const store::Root& root,
     Outcome out;
     out.version = res.version_name();
     out.prefix = root.version_dir(out.version);
-    auto jobs = CUDAENV_TRY(plan(root, res, o));
+    auto jobs = CUDAENV_TRY(plan(root, res, o, o.dry_run));
     auto describe = [&] {
         out.archives.clear();
         for (const auto& j : jobs) {
@@ -450,13 +524,24 @@ Result<Outcome> install(const store::Root& root,
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     // Under the lock, first: what a killed run left goes, even when there is nothing to do.
     root.sweep();
-    // Another run may have installed it while we waited (C1).
+    jobs = CUDAENV_TRY(plan(root, res, o, true));
+    // Another run may have installed it while we waited (C1). Installed, it must still be what
+    // was installed: each file's type, inode, size, mode and modification time against the
+    // store records (about 0.1 s for 2000 files in a Debug build: docs/performance.md), or, with
+    // --repair, its content re-hashed.
     if (covers(root, out.version, jobs, res.platform)) {
-        describe();
-        out.changed = false;
-        return out;
+        auto check = CUDAENV_TRY(check_version(root,
+                                               out.version,
+                                               o.repair ? Depth::content : Depth::metadata,
+                                               std::max(1u, std::thread::hardware_concurrency())));
+        if (check.intact() && !(o.repair && !check.unhashed.empty())) {
+            describe();
+            out.changed = false;
+            return out;
+        }
+        CUDAENV_TRY(plan_repair(root, check, jobs, o.repair));
+        out.repaired = std::move(check.damage);
     }
-    jobs = CUDAENV_TRY(plan(root, res, o));
     CUDAENV_TRY(choose_alternates(root, jobs, o));
     describe();
     CUDAENV_TRY(check_space(root, jobs));
@@ -464,7 +549,7 @@ Result<Outcome> install(const store::Root& root,
     // Once, on this thread, before the workers start: libcurl, libarchive and libcrypto load
     // here or the install stops with the reason (never an exception in a worker).
     CUDAENV_TRY(fetch::global_init());
-    CUDAENV_TRY(sys::load(sys::k_archive));
+    CUDAENV_TRY(sys::load(sys::k_archive | sys::k_crypto));
     std::atomic<std::uint64_t> downloaded{0};
     CUDAENV_TRY(run_jobs(root, jobs, o, observer, downloaded));
     out.downloaded_bytes = downloaded;
@@ -486,24 +571,29 @@ Result<Outcome> install(const store::Root& root,
         return std::move(composed).error().with_context("installing " + out.version);
     }
     failpoint::hit("publish-before");
-    std::error_code ec;
     fs::path dest = root.versions() / out.version;
-    if (fs::exists(fs::symlink_status(dest, ec))) {
-        // A fuller composition replaces the old one in one step: swap, then drop the old.
-        if (::renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
-            return Error(ErrorCode::filesystem,
-                         "cannot replace '" + dest.string() + "': " + errno_text(errno));
-        }
-        CUDAENV_TRY(store::sync_dir(root.versions()));
-        remove_tree(stage); // now holds the old composition
-        staged.release();
-    } else {
-        CUDAENV_TRY(store::publish_dir(stage, dest));
-        staged.release();
-    }
+    // a fuller composition (or a repaired one) replaces the old one in one step
+    CUDAENV_TRY(store::replace_dir(stage, dest));
+    staged.release();
     failpoint::hit("publish-after");
     out.prefix = dest;
     out.changed = true;
+    // the versions that still link what the replaced entries held
+    std::set<std::string> replaced;
+    for (const auto& j : jobs) {
+        if (j.replace) {
+            replaced.insert(j.entry);
+        }
+    }
+    for (const auto& v : store::installed_versions_in(root.versions())) {
+        auto rec = store::read_version_record(root.versions() / v);
+        if (v != out.version && rec &&
+            std::any_of(rec->components.begin(), rec->components.end(), [&](const auto& c) {
+                return replaced.count(c.store) > 0;
+            })) {
+            out.still_damaged.push_back(v);
+        }
+    }
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include "../manifest/model.hpp"
 #include "../resolve/resolve.hpp"
 #include "../store/root.hpp"
+#include "verify.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -67,6 +68,10 @@ struct Options {
     LibraryChecker check_libraries;
     /// Caps for each archive's extraction (decompression bombs, entry floods).
     archive::Limits limits;
+    /// An installed version is re-hashed (Depth::content), not only checked by its files'
+    /// metadata, and whatever fails is repaired: store entries extracted again (also those an
+    /// older cudaenv recorded without per-file hashes), the version composed again.
+    bool repair = false;
 };
 
 struct PlannedArchive {
@@ -75,7 +80,7 @@ struct PlannedArchive {
     std::string url;
     std::optional<std::uint64_t> size;
     std::string store_entry;
-    bool present = false;      ///< already in the store
+    bool present = false;      ///< already in the store (its record holds the pinned sha256)
     bool recompressed = false; ///< downloaded as the mirror's recompressed copy
 };
 
@@ -85,10 +90,18 @@ struct Outcome {
     bool changed = false;
     std::vector<PlannedArchive> archives;
     std::uint64_t downloaded_bytes = 0;
+    /// The version was installed, but not as it was installed: what was found, now repaired.
+    std::vector<Damage> repaired;
+    /// Other versions of this root composed from a store entry that was extracted again: they
+    /// still hold the damaged files (`cudaenv install --repair` each).
+    std::vector<std::string> still_damaged;
 };
 
 /// Installs a resolution into `root`. Idempotent: an installed version returns changed=false
-/// and writes nothing.
+/// and writes nothing -- once it passed check_version (Depth::metadata; with options.repair,
+/// content): a version that fails it is repaired (the damaged store entries extracted again and
+/// replaced, the version composed again and swapped in), changed=true and `repaired` says what
+/// was wrong. A version in an upstream root is checked and not repaired (exit 4 with the fix).
 Result<Outcome> install(const store::Root& root,
                         const Resolution& res,
                         const Options& options,

@@ -222,6 +222,7 @@ install(Session& session, const InstallRequest& request, InstallObserver& observ
         local[h.sha256] = file;
     }
     auto io = install_options(session, request.jobs, request.dry_run);
+    io.repair = request.repair;
     auto root = session.root();
     // the manifests plus the indexes this root trusted before (--allow-unpinned), read once
     auto trusted = CUDAENV_TRY(manifest::with_trusted(*catalog, root.dir));

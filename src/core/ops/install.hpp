@@ -21,6 +21,7 @@ struct InstallRequest {
     SpecOptions spec_options;
     unsigned jobs = 4;
     bool dry_run = false;
+    bool repair = false; ///< re-hash an installed version and repair what changed (install.hpp)
     bool allow_unpinned = false;
     bool match = false;                ///< what the active Python environment's framework needs
     std::vector<std::string> archives; ///< --archive FILE: artifacts known only by their hash

@@ -136,6 +136,12 @@ Result<Snapshot> decode_snapshot(const json& j, const std::string& origin) {
 
 } // namespace
 
+bool StoreRecord::hashed() const {
+    return std::all_of(files.begin(), files.end(), [](const FileRecord& f) {
+        return f.type != FileRecord::Type::file || !f.sha256.empty();
+    });
+}
+
 Result<StoreRecord> decode_store_record(std::string_view text, const std::string& origin) {
     auto j = CUDAENV_TRY(open_document(text, origin, k_store_schema));
     Fields f(j, origin);
@@ -162,6 +168,13 @@ Result<StoreRecord> decode_store_record(std::string_view text, const std::string
             fr.type = FileRecord::Type::file;
             fr.size = CUDAENV_TRY(ef.count("size"));
             fr.executable = CUDAENV_TRY(ef.flag("x"));
+            // absent in records written before per-file hashes (still cudaenv.store/1: an
+            // older cudaenv reading a newer record ignores it)
+            fr.sha256 = CUDAENV_TRY(ef.opt_string("sha256")).value_or("");
+            if (!fr.sha256.empty() && !is_sha256_hex(fr.sha256)) {
+                return f.bad("has a 'files[].sha256' of '" + printable(fr.path) +
+                             "' that is not a SHA-256");
+            }
         } else if (type == "symlink") {
             fr.type = FileRecord::Type::symlink;
             fr.target = CUDAENV_TRY(ef.string("target"));
@@ -190,6 +203,9 @@ std::string encode(const StoreRecord& r) {
             f["size"] = e.size;
             if (e.executable) {
                 f["x"] = true;
+            }
+            if (!e.sha256.empty()) {
+                f["sha256"] = e.sha256;
             }
             break;
         }

@@ -34,8 +34,11 @@ struct FileRecord {
     Type type = Type::file;
     std::string path;
     std::string target;     ///< symlinks
-    std::uint64_t size = 0; ///< files
+    std::uint64_t size = 0; ///< files (a hard link: its target's; 0 in records before sha256)
     bool executable = false;
+    /// files: the SHA-256 of the content, computed as the extractor wrote it; empty in a record
+    /// an older cudaenv wrote (sizes only): such an entry cannot be checked file by file.
+    std::string sha256;
 };
 
 /// An extracted archive in store/: what it is, where it came from, and every file it holds.
@@ -47,6 +50,10 @@ struct StoreRecord {
     std::string top;    ///< the archive's top directory
     std::uint64_t bytes = 0;
     std::vector<FileRecord> files;
+
+    /// Every file has its SHA-256 (the record was written by a cudaenv that hashes as it
+    /// extracts). False for an older record: its files can be checked by size, mode and link only.
+    bool hashed() const;
 };
 
 /// One store entry a version is composed from.

@@ -258,13 +258,18 @@ std::vector<std::string> installed_versions(const Root& root) {
     return {out.begin(), out.end()};
 }
 
-Status make_world_readable(const fs::path& dir) {
-    auto fix = [](const fs::path& p, const struct stat& st) -> Status {
+namespace {
+
+/// Folders 0755; regular files 0755 or 0644 (0555 or 0444 without `writable_files`) by their
+/// execute bits; links left alone.
+Status set_tree_modes(const fs::path& dir, bool writable_files) {
+    mode_t file_w = writable_files ? 0200 : 0;
+    auto fix = [file_w](const fs::path& p, const struct stat& st) -> Status {
         mode_t want;
         if (S_ISDIR(st.st_mode)) {
             want = 0755;
         } else if (S_ISREG(st.st_mode)) {
-            want = (st.st_mode & 0111) ? 0755 : 0644;
+            want = ((st.st_mode & 0111) ? 0555 : 0444) | file_w;
         } else {
             return Ok{}; // links have no mode of their own
         }
@@ -294,6 +299,31 @@ Status make_world_readable(const fs::path& dir) {
     if (ec) {
         return Error(ErrorCode::filesystem, "cannot read '" + dir.string() + "': " + ec.message());
     }
+    return Ok{};
+}
+
+} // namespace
+
+Status make_world_readable(const fs::path& dir) {
+    return set_tree_modes(dir, true);
+}
+
+Status make_read_only(const fs::path& dir) {
+    return set_tree_modes(dir, false);
+}
+
+Status replace_dir(const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(to, ec))) {
+        return publish_dir(from, to);
+    }
+    // one step for readers: they see the old folder or the new one, never neither
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) != 0) {
+        return Error(ErrorCode::filesystem,
+                     "cannot replace '" + to.string() + "': " + errno_text(errno));
+    }
+    CUDAENV_TRY(sync_dir(to.parent_path()));
+    remove_tree(from); // now the old one
     return Ok{};
 }
 

@@ -110,11 +110,24 @@ Status sync_tree(const std::filesystem::path& dir);
 /// not followed. A version behind /usr/local/cuda is loaded by every user of the machine.
 Status make_world_readable(const std::filesystem::path& dir);
 
+/// make_world_readable, but no file is writable, by its owner either (0555 with an execute bit,
+/// else 0444); folders stay 0755, so that what removes or replaces an entry (gc, uninstall,
+/// sweep, a repair) needs no chmod. Store entries and versions are published this way: a file
+/// of a version is a hard link to a store object, and one write through it would change every
+/// version that shares it. Root ignores mode bits: the per-file hashes (`cudaenv verify`) are
+/// what catches its writes.
+Status make_read_only(const std::filesystem::path& dir);
+
 /// The first thing under `prefix` (or a folder above it) that a user other than its owner
 /// cannot read or pass through, with what is missing; none when everyone can load it.
 std::optional<std::string> unreadable_by_others(const std::filesystem::path& prefix);
 
 /// Renames `from` to `to` (same filesystem), then syncs to's parent.
 Status publish_dir(const std::filesystem::path& from, const std::filesystem::path& to);
+
+/// publish_dir, or when `to` exists, exchanges the two (renameat2 RENAME_EXCHANGE: readers see
+/// the old folder or the new one, never neither), syncs to's parent and removes the old one
+/// (then at `from`). The caller holds the lock.
+Status replace_dir(const std::filesystem::path& from, const std::filesystem::path& to);
 
 } // namespace cudaenv::store

@@ -27,6 +27,7 @@ Finding driver_cuda(Host& h);
 Finding compat(Host& h);
 Finding cuda_link(Host& h);
 Finding toolkit(Host& h);
+Finding integrity(Host& h);
 Finding compiler(Host& h);
 Finding loader(Host& h);
 Finding cudnn(Host& h);

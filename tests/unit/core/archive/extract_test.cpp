@@ -1,6 +1,7 @@
 // The extraction filter, entry by entry, on plain tars built in memory: what it refuses (with the
 // entry named, exit 5) and what it writes (modes normalised, links kept, hard links shared).
 #include "core/archive/extract.hpp"
+#include "core/sha256.hpp"
 #include "support/tar_writer.hpp"
 #include "support/temp_dir.hpp"
 
@@ -149,6 +150,26 @@ TEST(ExtractFilter, AHardLinkSharesTheEarlierFile) {
     ASSERT_EQ(::stat((r.dest / "lib/libcudart.so.11.8.89").c_str(), &a), 0);
     ASSERT_EQ(::stat((r.dest / "lib/libcudart_copy.so").c_str(), &b), 0);
     EXPECT_EQ(a.st_ino, b.st_ino);
+}
+
+TEST(ExtractFilter, EveryFileCarriesTheSha256OfTheBytesWritten) {
+    TarWriter t = nvidia_layout();
+    t.hardlink(in_top("lib/libcudart_copy.so"), in_top("lib/libcudart.so.11.8.89"));
+    Extraction r(t);
+    ASSERT_TRUE(r.got) << r.refusal();
+    std::size_t files = 0;
+    for (const auto& e : r.got->entries) {
+        if (e.type != archive::Entry::Type::file) {
+            EXPECT_TRUE(e.sha256.empty()) << e.path;
+            continue;
+        }
+        ++files;
+        // hashed as written, never read back: the same as hashing the file afterwards
+        std::string content = test::read_all(r.dest / e.path);
+        EXPECT_EQ(e.sha256, sha256_hex(content)) << e.path;
+        EXPECT_EQ(e.size, content.size()) << e.path; // a hard link: its target's size too
+    }
+    EXPECT_EQ(files, 3u);
 }
 
 TEST(ExtractFilter, LimitsOnEntriesBytesAndPathLength) {

@@ -154,7 +154,7 @@ TEST(DoctorRunner, ProbesAreUniqueAndStandOnEarlierOrKnownProbes) {
             EXPECT_NE(find_probe(need), nullptr) << p.id << " needs " << need;
         }
     }
-    EXPECT_EQ(ids.size(), 25u);
+    EXPECT_EQ(ids.size(), 26u);
 }
 
 TEST_F(DoctorHost, NoGpuSkipsWhatStandsOnIt) {

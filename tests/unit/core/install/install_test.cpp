@@ -703,6 +703,7 @@ TEST_F(Install, WhatAKilledRunLeftIsSweptFirst) {
 TEST_F(Install, ADamagedVersionIsReplacedByANewComposition) {
     ASSERT_TRUE(install::install(root, cuda_only(), options));
     fs::path v = root.versions() / "11.8.0";
+    fs::remove(v / store::k_version_record); // read-only: replaced, as any user could
     std::ofstream(v / store::k_version_record) << "{not json";
     std::ofstream(v / "stale") << "from before";
 
@@ -813,3 +814,117 @@ TEST_F(Install, ParallelJobsInstallTheSameVersion) {
 }
 
 } // namespace
+
+/// One byte written in place through a version's file (the hard link into the store), as an
+/// attacker with root or a stray script does: root passes over the read-only mode.
+void write_in_place(const fs::path& p, char c) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f) << p << ": run the unit tests as root, or the write is refused (0444)";
+    f.seekp(2);
+    f.put(c);
+}
+
+TEST_F(Install, StoreObjectsArePublishedReadOnlyWithEachFilesSha256) {
+    ASSERT_TRUE(install::install(root, with_cudnn(), options));
+    auto rec = store::read_store_record(root.store() / cudart_entry());
+    ASSERT_TRUE(rec) << rec.error().full_message();
+    EXPECT_TRUE(rec->hashed());
+    std::size_t files = 0;
+    for (const auto& f : rec->files) {
+        if (f.type != store::FileRecord::Type::file) {
+            continue;
+        }
+        ++files;
+        fs::path p = root.store() / cudart_entry() / f.path;
+        EXPECT_EQ(f.sha256, sha256_hex(test::read_all(p))) << f.path;
+        auto perms = fs::status(p).permissions();
+        EXPECT_EQ(perms & fs::perms::all, f.executable ? fs::perms(0555) : fs::perms(0444))
+            << f.path;
+    }
+    EXPECT_EQ(files, 3u);
+    // folders stay the owner's: gc, uninstall and a repair remove and replace without chmod
+    EXPECT_EQ(fs::status(root.store() / cudart_entry() / "lib").permissions() & fs::perms::all,
+              fs::perms(0755));
+}
+
+TEST_F(Install, AnEntryWhoseRecordHoldsAnotherFullSha256IsNotReused) {
+    // the name carries the pin's first 12 hex digits; the record another archive's full hash
+    std::string pin = sha256_hex(cudart);
+    std::string other = pin.substr(0, 12) + (pin[12] == '0' ? '1' : '0') + pin.substr(13);
+    fs::path planted = root.store() / cudart_entry();
+    fs::create_directories(planted / "lib");
+    std::ofstream(planted / "lib/libcudart.so.11.8.89") << "planted";
+    store::StoreRecord r{"cuda_cudart", "11.8.89", other, "x", k_cudart_top, 7, {}};
+    r.files.push_back({store::FileRecord::Type::dir, "lib", "", 0, false, ""});
+    r.files.push_back({store::FileRecord::Type::file,
+                       "lib/libcudart.so.11.8.89",
+                       "",
+                       7,
+                       false,
+                       sha256_hex("planted")});
+    ASSERT_TRUE(store::write_store_record(planted, r));
+
+    auto got = install::install(root, cuda_only(), options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    ASSERT_EQ(got->archives.size(), 1u);
+    EXPECT_FALSE(got->archives[0].present);
+    EXPECT_EQ(mirror.hits(cudart_path()), 1u); // downloaded: the entry was not this archive
+    auto rec = store::read_store_record(planted);
+    ASSERT_TRUE(rec) << rec.error().full_message();
+    EXPECT_EQ(rec->sha256, pin);
+    EXPECT_EQ(test::read_all(root.versions() / "11.8.0/lib64/libcudart.so.11.8.89"),
+              "not really ELF");
+    expect_no_stages();
+    EXPECT_EQ(names_in(root.trash()), std::vector<std::string>{});
+}
+
+TEST_F(Install, AVersionWrittenThroughItsHardLinkIsFoundAndRepaired) {
+    ASSERT_TRUE(install::install(root, with_cudnn(), options));
+    fs::path lib = root.versions() / k_with_cudnn / "lib64/libcudart.so.11.8.89";
+    write_in_place(lib, 'X');
+    // verify's check names it, in the version and as the store's object
+    auto check = install::check_version(root, k_with_cudnn, install::Depth::content);
+    ASSERT_TRUE(check) << check.error().full_message();
+    ASSERT_EQ(check->damage.size(), 1u);
+    EXPECT_EQ(check->damage[0].path, "lib64/libcudart.so.11.8.89");
+    EXPECT_EQ(check->damage[0].kind, install::Damage::Kind::modified);
+    EXPECT_TRUE(check->damage[0].in_store);
+    EXPECT_EQ(check->damaged_entries(), std::set<std::string>{cudart_entry()});
+
+    auto got = install::install(root, with_cudnn(), options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    EXPECT_TRUE(got->changed); // not a silent "already installed"
+    ASSERT_EQ(got->repaired.size(), 1u);
+    EXPECT_EQ(got->repaired[0].path, "lib64/libcudart.so.11.8.89");
+    EXPECT_EQ(test::read_all(lib), "not really ELF");
+    EXPECT_EQ(mirror.hits(cudart_path()), 2u); // extracted again: downloaded again
+    EXPECT_EQ(mirror.hits(cudnn_path()), 1u);  // the intact entry is reused
+    auto after = install::check_version(root, k_with_cudnn, install::Depth::content);
+    ASSERT_TRUE(after) << after.error().full_message();
+    EXPECT_TRUE(after->intact());
+    expect_no_stages();
+}
+
+TEST_F(Install, AWriteWithItsTimePutBackIsFoundByRehashingOnly) {
+    ASSERT_TRUE(install::install(root, cuda_only(), options));
+    fs::path lib = root.versions() / "11.8.0/lib64/libcudart.so.11.8.89";
+    auto when = fs::last_write_time(lib);
+    write_in_place(lib, 'Y');
+    fs::last_write_time(lib, when);
+    auto quick = install::check_version(root, "11.8.0", install::Depth::metadata);
+    ASSERT_TRUE(quick) << quick.error().full_message();
+    EXPECT_TRUE(quick->intact()); // what install checks: metadata only
+    auto deep = install::check_version(root, "11.8.0", install::Depth::content);
+    ASSERT_TRUE(deep) << deep.error().full_message();
+    ASSERT_EQ(deep->damage.size(), 1u);
+    EXPECT_NE(deep->damage[0].what.find("content changed"), std::string::npos);
+
+    auto plain = install::install(root, cuda_only(), options);
+    ASSERT_TRUE(plain) << plain.error().full_message();
+    EXPECT_FALSE(plain->changed);
+    options.repair = true;
+    auto repaired = install::install(root, cuda_only(), options);
+    ASSERT_TRUE(repaired) << repaired.error().full_message();
+    EXPECT_TRUE(repaired->changed);
+    EXPECT_EQ(test::read_all(lib), "not really ELF");
+}

@@ -21,11 +21,12 @@ StoreRecord sample_store() {
                   "cuda_cudart-linux-x86_64-11.8.89-archive",
                   1234,
                   {}};
-    r.files.push_back({FileRecord::Type::dir, "lib", "", 0, false});
-    r.files.push_back({FileRecord::Type::file, "lib/libcudart.so.11.8.89", "", 700, false});
+    r.files.push_back({FileRecord::Type::dir, "lib", "", 0, false, ""});
     r.files.push_back(
-        {FileRecord::Type::symlink, "lib/libcudart.so.11.0", "libcudart.so.11.8.89", 0, false});
-    r.files.push_back({FileRecord::Type::file, "bin/nvcc", "", 9, true});
+        {FileRecord::Type::file, "lib/libcudart.so.11.8.89", "", 700, false, std::string(64, 'c')});
+    r.files.push_back(
+        {FileRecord::Type::symlink, "lib/libcudart.so.11.0", "libcudart.so.11.8.89", 0, false, ""});
+    r.files.push_back({FileRecord::Type::file, "bin/nvcc", "", 9, true, std::string(64, 'd')});
     return r;
 }
 
@@ -53,6 +54,47 @@ TEST(Records, StoreRecordRoundTrips) {
     EXPECT_TRUE(back->files[3].executable);
     EXPECT_FALSE(back->files[1].executable);
     EXPECT_EQ(back->files[1].size, 700u);
+}
+
+TEST(Records, StoreRecordKeepsEachFilesSha256) {
+    auto r = sample_store();
+    auto back = decode_store_record(encode(r), "'x'");
+    ASSERT_TRUE(back) << back.error().full_message();
+    EXPECT_EQ(back->files[1].sha256, std::string(64, 'c'));
+    EXPECT_EQ(back->files[3].sha256, std::string(64, 'd'));
+    EXPECT_TRUE(back->files[2].sha256.empty()); // a link has none
+    EXPECT_TRUE(back->hashed());
+}
+
+TEST(Records, AStoreRecordWithoutPerFileHashesStillReadsAndSaysSo) {
+    // what cudaenv wrote before per-file hashes: sizes only, the same schema
+    auto old = decode_store_record(
+        R"({"schema": "cudaenv.store/1", "component": "cuda_cudart", "version": "11.8.89",
+            "sha256": ")" +
+            std::string(64, 'a') +
+            R"(", "source": "u", "top": "t", "bytes": 709,
+            "files": [{"path": "lib", "type": "dir"},
+                      {"path": "lib/libcudart.so.11.8.89", "type": "file", "size": 700},
+                      {"path": "bin/nvcc", "type": "file", "size": 9, "x": true}]})",
+        "'old'");
+    ASSERT_TRUE(old) << old.error().full_message();
+    EXPECT_FALSE(old->hashed());
+    EXPECT_TRUE(old->files[1].sha256.empty());
+    EXPECT_EQ(old->files[1].size, 700u);
+    // and what it encodes back has no per-file hash either: nothing is made up
+    std::string text = encode(*old);
+    EXPECT_EQ(text.find("sha256"), text.rfind("sha256")); // the archive's, once
+    EXPECT_EQ(encode(*old), encode(*decode_store_record(encode(*old), "'again'")));
+}
+
+TEST(Records, AStoreRecordWithAMalformedFileHashIsAnIntegrityError) {
+    auto r = sample_store();
+    r.files[1].sha256 = "not-a-hash";
+    auto back = decode_store_record(encode(r), "'/r/store/e/.cudaenv-complete.json'");
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().code, ErrorCode::integrity);
+    EXPECT_NE(back.error().message.find("lib/libcudart.so.11.8.89"), std::string::npos);
+    EXPECT_NE(back.error().message.find("not a SHA-256"), std::string::npos);
 }
 
 TEST(Records, VersionRecordRoundTrips) {
