@@ -10,6 +10,7 @@
 // the next version, its thresholds within its roles, every key's id its own; made again from what
 // it holds and signed by the same key, it opens to the same keys and thresholds.
 #include "core/channel/envelope.hpp"
+#include "core/channel/sets.hpp"
 #include "core/channel/trust.hpp"
 #include "core/sys/dynlib.hpp"
 #include "fuzz.hpp"
