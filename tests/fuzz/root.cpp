@@ -102,8 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
     }
     case 1: {
-        EnvelopeKind kind{k_root_format, "cudaenv-root/", "root metadata", "root metadata",
-                          k_max_root_bytes, ""};
+        EnvelopeKind kind{
+            k_root_format, "cudaenv-root/", "root metadata", "root metadata", k_max_root_bytes, ""};
         auto bytes = seal(kind, rest, {harness_key()});
         if (!bytes) {
             return 0; // too large to seal is not a case

@@ -126,6 +126,16 @@ chown alice /home/alice/probe.c
 as_alice gcc -o /home/alice/probe /home/alice/probe.c -L/usr/local/cuda/lib64 -l:libcudart.so.11.0
 [ "$(as_alice /home/alice/probe)" = 11080 ] || fail "alice's program did not load CUDA 11.8's runtime"
 
+step "as root: cudaenv update from the mirror's channel copy, signed by the site's key"
+cudaenv __bundle keygen --out /srv/site --comment "the site's key" >/dev/null
+mkdir -p /etc/cudaenv/keys "$data/mirror/cudaenv-channel"
+cp /srv/site.pub /etc/cudaenv/keys/site.pub
+cudaenv __bundle make --from "$data/manifests" --key /srv/site.secret --serial 2026120702 \
+  --out "$data/mirror/cudaenv-channel/manifests.bundle"
+cudaenv update
+cudaenv --version | grep -q '^manifests serial: 2026120702 (channel' || fail "the channel's set is not in use"
+ls /var/lib/cudaenv/trust/*/floor.json >/dev/null || fail "no rollback floor recorded"
+
 step "dpkg --purge cudaenv"
 dpkg --purge cudaenv
 for p in /usr/bin/cudaenv /usr/libexec/cudaenv /usr/share/cudaenv /usr/share/doc/cudaenv \
@@ -140,8 +150,24 @@ ldconfig -p | grep -q 'libcudart.so.12 .*=> /usr/local/cuda-12.4/lib64/' || fail
 left=$( (find "$work/upper" /opt /usr/local /home -iname '*cudaenv*' -o -path '*/.cudaenv*' \
           -o -lname '*cudaenv*'; grep -rls cudaenv "$work/upper/etc" 2>/dev/null) \
         | grep -v -e '^/home/alice/.cudaenv' -e "^$work/upper/var/log/" -e '/var/lib/dpkg/.*-old$' \
+              -e "^$work/upper/var/lib/cudaenv" \
                   -e "^$work/upper/var/cache/" | sort -u || true)
 [ -z "$left" ] || fail "left after purge: $(echo "$left" | head -n 10)"
 [ -d /home/alice/.cudaenv/versions ] || fail "alice's own root must stay"
 ldconfig -p | grep -q /usr/local/cuda/ && fail "the loader cache still lists /usr/local/cuda"
-echo "deb_test: ok: installed, used as root and as alice, purged; left: alice's own root only, and the machine's own CUDA 12.4 put back"
+
+step "the rollback floor outlives the purge: reinstalled, an older bundle is refused"
+grep -q '"serial": 2026120702' /var/lib/cudaenv/trust/*/floor.json || fail "the floor did not outlive the purge"
+dpkg -i "$deb" >/dev/null
+mkdir -p /etc/cudaenv/keys
+cp /srv/site.pub /etc/cudaenv/keys/site.pub
+printf 'mirror = http://127.0.0.1:%s\n' "$(cat /srv/port)" >/etc/cudaenv/config
+cudaenv __bundle make --from "$data/manifests" --key /srv/site.secret --serial 2026120701 \
+  --out "$data/mirror/cudaenv-channel/manifests.bundle"
+set +e
+cudaenv update 2>/srv/older.txt; rc=$?
+set -e
+cat /srv/older.txt
+[ "$rc" = 4 ] && grep -q 'rollback floor' /srv/older.txt || fail "an older bundle after a reinstall: rc $rc"
+dpkg --purge cudaenv >/dev/null
+echo "deb_test: ok: installed, used as root and as alice, purged; left: alice's own root, the machine's rollback floor (/var/lib/cudaenv/trust), and the machine's own CUDA 12.4 put back"

@@ -1,7 +1,6 @@
 #include "trust.hpp"
 
 #include "../fs.hpp"
-#include "../sha256.hpp"
 #include "../store/lock.hpp"
 #include "../text.hpp"
 #include "keys.hpp"
@@ -31,23 +30,12 @@ constexpr EnvelopeKind k_root_kind{
 
 constexpr std::size_t k_max_root_keys = 64;
 
-std::string canonical_text(const RootMetadata& r) {
-    // what the built-in first root is, as text: its anchor is the hash of this
-    std::string s = "cudaenv-root builtin\n";
-    for (const auto* role : {&r.root, &r.bundle}) {
-        s += std::to_string(role->threshold);
-        for (const auto& k : role->keys) {
-            s += " " + to_hex(k.raw.data(), k.raw.size());
-        }
-        s += "\n";
-    }
-    return s;
-}
-
-std::string anchor_of(std::string_view text) {
-    Sha256 h;
-    h.update(text);
-    return h.hex_digest().substr(0, 16);
+/// The chain a first root metadata starts: the first 8 bytes of its first root key, in hex.
+/// Read on every command that chooses manifests, so no hashing (no libcrypto); two first roots
+/// that share their first root key share the chain, whose later versions that key signed.
+std::string anchor_of(const RootMetadata& first) {
+    const auto& raw = first.root.keys.front().raw;
+    return to_hex(raw.data(), 8);
 }
 
 std::vector<std::string> ids_of(const Role& role) {
@@ -58,8 +46,11 @@ std::vector<std::string> ids_of(const Role& role) {
     return out;
 }
 
-/// The payload of root metadata, read exactly. Signatures are checked by the caller.
-Result<RootMetadata> parse_root_payload(std::string_view payload, std::string_view origin) {
+/// The payload of root metadata, read exactly. Signatures are checked by the caller; `check_ids`
+/// (hashing each key: libcrypto) where the document comes from outside, not from the state
+/// written after it was checked.
+Result<RootMetadata>
+parse_root_payload(std::string_view payload, std::string_view origin, bool check_ids = true) {
     std::string what = "root metadata '" + printable(origin) + "'";
     auto bad = [&](const std::string& why) {
         return Error(ErrorCode::integrity, what + ": " + why);
@@ -126,7 +117,7 @@ Result<RootMetadata> parse_root_payload(std::string_view payload, std::string_vi
             return bad(key.error().message);
         }
         key->origin = std::string(origin);
-        if (key->id() != id) {
+        if (check_ids && key->id() != id) {
             return bad(where + " is not that key's id (it is " + key->id() + ")");
         }
         by_id.emplace(id, std::move(*key));
@@ -194,7 +185,8 @@ Result<std::optional<RootMetadata>> newest_recorded(const fs::path& state,
     if (roots.empty()) {
         return std::optional<RootMetadata>();
     }
-    const auto& [version, file] = roots.back();
+    const std::uint64_t version = roots.back().first;
+    const fs::path file = roots.back().second;
     auto bytes = read_text_file(file);
     auto fail = [&](const std::string& why) {
         return Error(ErrorCode::integrity, "trust state '" + file.string() + "' is damaged: " + why)
@@ -209,7 +201,7 @@ Result<std::optional<RootMetadata>> newest_recorded(const fs::path& state,
     if (!env) {
         return fail(env.error().message);
     }
-    auto r = parse_root_payload(env->payload, file.string());
+    auto r = parse_root_payload(env->payload, file.string(), false);
     if (!r) {
         return fail(r.error().message);
     }
@@ -318,7 +310,7 @@ RootMetadata builtin_root() {
     r.root.threshold = 1;
     r.bundle = r.root;
     r.origin = "built in";
-    r.anchor = anchor_of(canonical_text(r));
+    r.anchor = anchor_of(r);
     return r;
 }
 
@@ -447,13 +439,38 @@ std::vector<std::pair<std::uint64_t, fs::path>> recorded_roots(const fs::path& s
     return out;
 }
 
-Result<RootMetadata> open_first_root(std::string_view bytes, std::string_view origin) {
+namespace {
+
+/// A first root metadata read, its signatures checked only when `verify` (update checks them;
+/// the commands that only choose manifests read the administrator's file as configuration).
+Result<RootMetadata> read_first_root(std::string_view bytes, std::string_view origin, bool verify) {
     auto env = CUDAENV_TRY(split_envelope(bytes, k_root_kind, origin));
-    auto r = CUDAENV_TRY(parse_root_payload(env.payload, origin));
-    CUDAENV_TRY(role_signed(env, r.root, "its own root role", origin));
+    auto r = CUDAENV_TRY(parse_root_payload(env.payload, origin, verify));
+    if (verify) {
+        CUDAENV_TRY(role_signed(env, r.root, "its own root role", origin));
+    }
     r.bytes = std::string(bytes);
-    r.anchor = anchor_of(bytes);
+    r.anchor = anchor_of(r);
     return r;
+}
+
+} // namespace
+
+Result<RootMetadata> open_first_root(std::string_view bytes, std::string_view origin) {
+    return read_first_root(bytes, origin, true);
+}
+
+Status verify_first_root(const TrustState& trust) {
+    if (trust.first_root_bytes.empty()) {
+        return Ok{}; // the built-in one
+    }
+    auto checked = open_first_root(trust.first_root_bytes, trust.anchors.channel_root.string());
+    if (!checked) {
+        return Error(ErrorCode::usage, checked.error().message)
+            .with_hint("/etc/cudaenv/channel.root is a site channel's first root metadata, signed "
+                       "by its own root keys (docs/channel.md)");
+    }
+    return Ok{};
 }
 
 Result<RootMetadata> open_root(std::string_view bytes,
@@ -526,13 +543,14 @@ Result<TrustState> load_trust(const Anchors& anchors) {
         if (!bytes) {
             return Error(ErrorCode::usage, bytes.error().message);
         }
-        auto first = open_first_root(*bytes, anchors.channel_root.string());
+        auto first = read_first_root(*bytes, anchors.channel_root.string(), false);
         if (!first) {
             return Error(ErrorCode::usage, first.error().message)
                 .with_hint("/etc/cudaenv/channel.root is a site channel's first root metadata "
                            "(docs/channel.md)");
         }
         t.root = std::move(*first);
+        t.first_root_bytes = *bytes;
     } else {
         t.root = builtin_root();
     }

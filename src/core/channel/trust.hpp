@@ -64,8 +64,8 @@ struct RootMetadata {
     Role bundle;
     std::string origin; ///< "built in", a file, a URL: for messages
     std::string bytes;  ///< the signed document; empty for the built-in one
-    /// The chain it belongs to: the first 16 hex digits of SHA-256 over the first root's
-    /// canonical text (built in, or /etc/cudaenv/channel.root).
+    /// The chain it belongs to: the first 8 bytes, in hex, of the first root metadata's first
+    /// root key (built in, or /etc/cudaenv/channel.root).
     std::string anchor;
 };
 
@@ -105,6 +105,7 @@ struct TrustState {
     std::vector<PublicKey> site;    ///< /etc/cudaenv/keys/*.pub
     std::vector<PublicKey> revoked; ///< /etc/cudaenv/keys/*.revoked
     std::vector<Floor> floors;      ///< own state first, then upstream; signers unchecked
+    std::string first_root_bytes;   ///< /etc/cudaenv/channel.root as read (empty: built in)
 
     /// The keys a bundle or a mirror's index is checked with: the root metadata's bundle role
     /// and the site's keys, less every revoked key.
@@ -138,10 +139,15 @@ Result<RootMetadata> open_root(std::string_view bytes,
 /// A first root metadata (/etc/cudaenv/channel.root): signed by its own root role.
 Result<RootMetadata> open_first_root(std::string_view bytes, std::string_view origin);
 
+/// The machine's first root metadata, its signatures checked (`update`, before it follows the
+/// chain; other commands read the administrator's file without libcrypto). Errors: usage.
+Status verify_first_root(const TrustState& trust);
+
 /// Makes root metadata `next` signed by `keys` (maintainers: `cudaenv __bundle root`).
 Result<std::string> make_root(const RootMetadata& next, const std::vector<SecretKey>& keys);
 
 /// Reads the keys, the first root and every state: the newest root version of the same chain.
+/// Needs no libcrypto (nothing is verified: each file was, when it was written or installed).
 /// Errors: usage (a key file that is not a key), integrity (a damaged state file: fail closed,
 /// the file named, with the fix).
 Result<TrustState> load_trust(const Anchors& anchors);

@@ -262,6 +262,7 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     UpdateOutcome out;
     out.url = bundle_url(req.channel);
     TrustState trust = req.trust;
+    CUDAENV_TRY(verify_first_root(trust));
     auto taken = CUDAENV_TRY(follow_roots(req, trust));
     for (const auto& r : taken) {
         out.roots_taken.push_back(r.version);

@@ -1,11 +1,10 @@
 // The doctor operation (doctor.hpp).
 #include "doctor.hpp"
 
-#include "core/ops/trust.hpp"
-
 #include "../text.hpp"
 #include "core/doctor/answers.hpp"
 #include "core/install/compose.hpp"
+#include "core/ops/trust.hpp"
 #include "core/suggest.hpp"
 
 #include <algorithm>

@@ -124,12 +124,10 @@ TEST(KeyRing, AThresholdCountsEachKeyOnce) {
     KeyRing site;
     site.site = {pub(3)};
     site.revoked = {pub(4)};
-    EXPECT_TRUE(check_signatures(*split_envelope(*seal(kind, "{}", {key(3)}), kind, "x"),
-                                 kind,
-                                 site,
-                                 "x"));
-    auto revoked = check_signatures(
-        *split_envelope(*seal(kind, "{}", {key(4)}), kind, "x"), kind, site, "x");
+    EXPECT_TRUE(
+        check_signatures(*split_envelope(*seal(kind, "{}", {key(3)}), kind, "x"), kind, site, "x"));
+    auto revoked =
+        check_signatures(*split_envelope(*seal(kind, "{}", {key(4)}), kind, "x"), kind, site, "x");
     ASSERT_FALSE(revoked);
     EXPECT_NE(revoked.error().message.find("no longer trusts (revoked)"), std::string::npos);
 }
@@ -178,7 +176,9 @@ TEST(RootMetadata, WhatASignerCannotMakeIsRefusedWhenForged) {
         return open_root(*seal(k_root_kind_for_tests, payload, {key(1)}), first, "2.root", now());
     };
     std::string id1 = pub(1).id(), hex1 = to_hex(pub(1).raw.data(), pub(1).raw.size());
-    auto doc = [&](const std::string& keys, const std::string& roles, const std::string& more = "") {
+    auto doc = [&](const std::string& keys,
+                   const std::string& roles,
+                   const std::string& more = "") {
         return R"({"schema": "cudaenv.root/1", "version": 2, "created": "2026-12-01T00:00:00Z", )"
                R"("expires": "2027-12-01T00:00:00Z", "keys": )" +
                keys + R"(, "roles": )" + roles + more + "}";
@@ -189,8 +189,7 @@ TEST(RootMetadata, WhatASignerCannotMakeIsRefusedWhenForged) {
                         R"("], "threshold": 1}})";
     ASSERT_TRUE(forged(doc(keys, roles))) << forged(doc(keys, roles)).error().full_message();
     // a key filed under another key's id
-    std::string wrong_id =
-        R"({"0000000000000000": {"public": ")" + hex1 + R"("}})";
+    std::string wrong_id = R"({"0000000000000000": {"public": ")" + hex1 + R"("}})";
     EXPECT_FALSE(forged(doc(wrong_id, roles)));
     // a threshold above the role's keys, or none
     auto bad_threshold = roles;
@@ -306,12 +305,13 @@ TEST(Pins, AChangedPinNeedsAChainOfDeclarations) {
     auto other = changes;
     EXPECT_EQ(undeclared(other, {{"cuda/y.tar.xz", a, c, "d", "r"}}).size(), 1u);
     auto cycle = changes;
-    EXPECT_EQ(undeclared(cycle,
-                         {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
-                  .size(),
-              1u);
-    auto bad = parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
-                            R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
-                            "repins.json");
+    EXPECT_EQ(
+        undeclared(cycle, {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
+            .size(),
+        1u);
+    auto bad =
+        parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
+                     R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
+                     "repins.json");
     EXPECT_FALSE(bad); // not sha256 values
 }
