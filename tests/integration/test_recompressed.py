@@ -169,6 +169,44 @@ def test_an_index_signed_by_a_key_the_host_does_not_trust(zmirror, tmp_path):
     assert ok.rc == 0, ok
 
 
+def test_the_index_is_held_to_the_channels_rules(zmirror, tmp_path):
+    """The same keys (a key the host revokes signs nothing), the same strict reading (a field the
+    schema lacks, a key twice), the same deadline as the update channel's bundles."""
+    index = zmirror.zdir / "cudaenv-recompressed/index"
+    good = index.read_bytes()
+    keys = zmirror.sysroot / "etc/cudaenv/keys"
+    shutil.copy(keys / "site.pub", keys / "site.revoked")
+    try:
+        res = zmirror("install", "tf-2.13", env=host(zmirror, tmp_path, "a"))
+        assert_one_line_error(res, 4)
+        assert "no longer trusts (revoked)" in res.err
+    finally:
+        (keys / "site.revoked").unlink()
+    # signed payloads the strict reader refuses: re-signed by the site's own key with openssl
+    from test_update import key_id, openssl_sign
+    work = tmp_path / "forge"
+    work.mkdir()
+    head, payload = good.split(b"\n\n", 1)
+    doc = json.loads(payload)
+    for bad, want in ((json.dumps(dict(doc, mirrors=[])), "its payload has the field 'mirrors'"),
+                      (json.dumps(doc).replace('"archives": [', '"created": "2026-12-07T00:00:00Z", "archives": [', 1),
+                       "the key 'created' is given twice")):
+        body = bad.encode()
+        sig = openssl_sign(zmirror.keys / "site.secret", b"cudaenv-recompressed/1\n" + body, work)
+        index.write_bytes(f"cudaenv-recompressed/1\nsignature {key_id(zmirror.keys / 'site.pub')} {sig}\n\n".encode()
+                          + body)
+        res = zmirror("install", "tf-2.13", env=host(zmirror, tmp_path, "a"))
+        assert_one_line_error(res, 4)
+        assert want in res.err, res.err
+    index.write_bytes(good)
+    # an index that drips: given up at the deadline, nothing installed
+    zmirror.zsrv.fault("/cudaenv-recompressed/index", {"kind": "drip", "rate": 2048, "secs": 30})
+    res = zmirror("install", "tf-2.13", env=host(zmirror, tmp_path, "a", CUDAENV_CHANNEL_TIMEOUT="2"))
+    assert_one_line_error(res, 3)
+    assert "did not finish in time (2 s, CUDAENV_CHANNEL_TIMEOUT)" in res.err
+    assert not (tmp_path / "a/versions" / TF213).exists()
+
+
 def test_an_installed_version_asks_for_no_index(zmirror, tmp_path):
     env = host(zmirror, tmp_path, "a")
     assert zmirror("install", "tf-2.13", env=env).rc == 0
