@@ -365,7 +365,7 @@ def test_next_months_release_reaches_the_fleet_through_its_mirror(fleet):
     try:
         env["CUDAENV_MIRROR"] = upstream.url
         for args in (["update"], ["mirror", "13.4+cudnn-9.27", "--to", str(base / "served")]):
-            res = subprocess.run([EXE, *args], env=env, capture_output=True, text=True, timeout=300)
+            res = subprocess.run([*AS_USER, EXE, *args], env=env, capture_output=True, text=True, timeout=300)
             assert res.returncode == 0, res.stderr
     finally:
         upstream.close()
@@ -375,3 +375,20 @@ def test_next_months_release_reaches_the_fleet_through_its_mirror(fleet):
         assert changed_tasks(check[name]) == ["Update the manifests from the channel"], (name, changed_tasks(check[name]))
         assert check[name]["Update the manifests from the channel"]["serial"] == 102
         assert json.loads(open(m.p("/opt/cudaenv/manifests/current.json")).read())["serial"] == 101
+
+
+def test_a_key_the_role_revokes_counts_for_nothing_on_any_host(fleet):
+    """The site's signing key leaks: the role revokes it on every host (`cudaenv_revoked_keys`,
+    /etc/cudaenv/keys/<name>.revoked). From then on no host takes a bundle it signed -- the
+    mirror's serial 102 above is refused on the first host, and the rollout stops there."""
+    revoke = f"        cudaenv_revoked_keys: [{fleet.key}.pub]\n"
+    rc, run, stats = playbook(fleet, "tf-2.13", extra=revoke)
+    assert rc == 0, failures(run)
+    for name in fleet.hosts:
+        assert run[name]["Revoke keys on the host"]["changed"] is True, name
+    rc, run, stats = playbook(fleet, "tf-2.13", extra=revoke + "        cudaenv_update: true\n")
+    assert rc != 0
+    failed = failures(run)
+    assert len(failed) == 1, failed
+    (host, msg), = failed.items()
+    assert "no longer trusts (revoked)" in json.dumps(msg), failed
