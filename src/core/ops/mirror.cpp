@@ -83,7 +83,7 @@ Result<Carried> channel_file(Session& session, const std::string& cudaenv_versio
     std::vector<std::filesystem::path> roots{root.dir};
     roots.insert(roots.end(), root.upstreams.begin(), root.upstreams.end());
     std::vector<std::string> warnings;
-    auto set = channel::newest_channel_set(roots, warnings);
+    auto set = channel::newest_channel_set(roots, warnings, session.set_check);
     if (!set) {
         return Carried{std::nullopt,
                        "no update channel bundle carried: no set from the channel "
