@@ -267,6 +267,9 @@ int run(Context& ctx, int argc, char** argv) {
         return report_error(ctx, cfg.error(), "");
     }
     ops::judge_sets_by_trust(ctx); // a set whose signers are no longer trusted is not used
+    if (auto own = ops::check_manifests_owner(ctx); !own) {
+        return report_error(ctx, own.error(), "");
+    }
     int parsed = split_exec(ctx, argc, argv);
     try {
         app.parse(parsed, argv);

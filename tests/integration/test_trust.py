@@ -281,6 +281,46 @@ def test_a_changed_pin_must_be_declared_and_is_named(ch):
     assert any(c["kind"] == "repinned" and c["subject"] == path for c in doc["changes"]), doc["changes"]
 
 
+@pytest.mark.parametrize("how", ["moved", "url-elsewhere"])
+def test_a_pin_moved_with_its_hash_is_still_a_changed_pin(ch, how):
+    """A signer changes a hash and the archive's place with it (another path, or a URL on another
+    host): the pin is the same pin, known by what it is, and the change must be declared."""
+    m = ch.host
+    src = with_release(ch.newer_src, ch.tmp / "set-101", 101)
+    f = src / "cuda" / "11.8.0.json"
+    doc = json.loads(f.read_text())
+    a = doc["components"]["cuda_cudart"]["platforms"]["linux-x86_64"]
+    if how == "moved":
+        a["path"] = a["path"].replace("-archive.tar.xz", "-archive-1.tar.xz")
+    else:
+        del a["path"]
+        a["url"] = "https://elsewhere.example/cuda_cudart.tar.xz"
+    a["sha256"] = "e" * 64
+    f.write_text(json.dumps(doc, indent=2))
+    ch.bundle(101, "B")
+    res = m("update", "--check")
+    assert_one_line_error(res, 4)
+    assert "(CUDA 11.8.0 cuda_cudart linux-x86_64)" in res.stderr and "without declaring it" in res.stderr
+
+
+def test_a_release_dropped_and_added_back_with_another_hash_is_a_changed_pin(ch):
+    """Laundering a pin in two steps: one bundle drops CUDA 11.8.0 (allowed), the next adds it back
+    with another hash. The host's pin history remembers what it pinned."""
+    m = ch.host
+    src = with_release(ch.newer_src, ch.tmp / "set-101", 101)
+    (src / "cuda" / "11.8.0.json").unlink()
+    ch.bundle(101, "B")
+    res = m("update")
+    assert res.returncode == 0 and "removed  CUDA 11.8.0" in res.stdout, (res.stdout, res.stderr)
+    back = with_release(ch.newer_src, ch.tmp / "set-102", 102)
+    change_a_pin(back)
+    ch.bundle(102, "B")
+    res = m("update")
+    assert_one_line_error(res, 4)
+    assert "(CUDA 11.8.0 cuda_cudart linux-x86_64)" in res.stderr and "without declaring it" in res.stderr
+    assert serial(m) == 101
+
+
 def test_a_pin_of_a_release_known_only_by_its_index_is_named_too(ch):
     """CUDA 13.1.0 and cuDNN 9.7.0 are known to the real manifests only by their index's sha256:
     the pin install trusts first. Changing it is a change like any other."""
@@ -445,6 +485,28 @@ def test_a_root_process_takes_no_trust_from_the_environment(ch):
         assert "signed by no key this machine trusts" in res.stderr
         assert not list((machine / "var/lib/cudaenv").rglob("*"))  # nothing recorded
         assert not (m.root / "manifests" / "current.json").exists()
+        # nor does a root process take manifests anyone else could have written: a set planted in
+        # a machine-wide root under the sysroot, claiming the release key, or a folder given to it
+        planted = m.sysroot / "opt/cudaenv/manifests"
+        shutil.copytree(ch.newer_src, planted / "2026120799-aaaaaaaaaaaa")
+        (planted / "2026120799-aaaaaaaaaaaa" / "release.json").write_text(json.dumps(
+            {"schema": "cudaenv.manifest/1", "kind": "release", "serial": 2026120799,
+             "created": "2026-12-07T00:00:00Z", "requires": "0.1.0",
+             "signed_by": [Path(ch.pub("A")).read_text().split()[1]]}))
+        (planted / "current.json").write_text(json.dumps(
+            {"schema": "cudaenv.manifests/1", "set": "2026120799-aaaaaaaaaaaa", "serial": 2026120799,
+             "sha256": "0" * 64, "channel": "x", "updated": "2026-12-07T00:00:00Z"}))
+        subprocess.run(["chown", "-R", "1000:1000", str(m.sysroot / "opt")], check=True)
+        env = dict(m.env, CUDAENV_ROOT="")
+        res = subprocess.run([*ns.prefix, EXE, "--version"], env=env, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert "manifests serial: 100 (shipped" in res.stdout, res.stdout
+        assert "owned by uid 1000" in res.stdout and "root alone can write" in res.stdout, res.stdout
+        given = dict(m.env, CUDAENV_MANIFESTS=str(planted / "2026120799-aaaaaaaaaaaa"))
+        res = subprocess.run([*ns.prefix, EXE, "resolve", "tf-2.13"], env=given, capture_output=True, text=True,
+                             timeout=60)
+        assert_one_line_error(res, 2)
+        assert "refusing the manifests" in res.stderr and "owned by uid 1000" in res.stderr
     finally:
         ns.close()
     # the same command as an ordinary user, whose sysroot is its own business, takes it
@@ -479,6 +541,15 @@ def test_the_rollback_floor_outlives_a_purge_and_judges_users_too(ch):
     ch.bundle(103, "B")
     assert m.as_root("update", env={"CUDAENV_ROOT": ""}).returncode == 0
     assert serial(m) == 103  # the user's leaked set no longer outranks the machine's
+    # the revocation outlives /etc/cudaenv (what a purge removes): root's update recorded it
+    (keys / "K.revoked").unlink()
+    assert list((m.sysroot / "var/lib/cudaenv/trust/revoked").glob("*.revoked"))
+    ch.bundle(104, "K")
+    res = m.as_root("update", env={"CUDAENV_ROOT": ""})
+    assert_one_line_error(res, 4)
+    assert "no longer trusts (revoked)" in res.stderr
+    assert serial(m) == 103
+    ch.bundle(103, "B")
     res = m("update")
     assert res.returncode == 0 and "up to date" in res.stdout, res.stderr
     assert "removed the manifests set serial 2026120150" in res.stderr

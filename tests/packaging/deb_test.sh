@@ -71,8 +71,8 @@ step "as root: cudaenv install tf-2.13 (into the machine-wide root), global, ldc
 (umask 077 && cudaenv install tf-2.13)
 v=11.8.0+cudnn8.6.0.163
 [ -f "/opt/cudaenv/versions/$v/.cudaenv-version.json" ] || fail "not in /opt/cudaenv"
-bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -o \( -type f ! -perm 0644 ! -perm 0755 \) | head -n 3)
-[ -z "$bad" ] || fail "not world-readable under umask 077: $bad"
+bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -o \( -type f ! -perm 0444 ! -perm 0555 \) | head -n 3)
+[ -z "$bad" ] || fail "not world-readable and read-only (0444/0555) under umask 077: $bad"
 step "the machine had CUDA 12.4 from NVIDIA's runfile: /usr/local/cuda -> /usr/local/cuda-12.4/, its loader entry"
 mkdir -p /usr/local/cuda-12.4/lib64
 printf 'int cudaRuntimeGetVersion(int *v) { *v = 12040; return 0; }\n' >/srv/rt12.c

@@ -176,61 +176,83 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
 
 std::vector<Pin> pins_of(const manifest::Catalog& c) {
     std::vector<Pin> out;
-    auto add = [&](const manifest::Artifact& a, std::string subject) {
+    auto add = [&](const manifest::Artifact& a, std::string what, std::string subject) {
         if (!a.sha256.empty() && a.downloadable()) {
-            out.push_back({a.path.empty() ? a.url : a.path, a.sha256, std::move(subject)});
+            out.push_back({a.path.empty() ? a.url : a.path, std::move(what), a.sha256,
+                           std::move(subject)});
         }
     };
+    // an index file is named by NVIDIA after the version: redistrib_13.1.0.json
+    auto index_version = [](const std::string& path) {
+        auto slash = path.rfind('/');
+        std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+        if (name.rfind("redistrib_", 0) == 0 && name.size() > 15) {
+            return name.substr(10, name.size() - 15);
+        }
+        return name;
+    };
     for (const auto& r : c.cuda) {
-        std::string name = "CUDA " + r.version.str();
+        std::string v = r.version.str();
         if (r.redistrib) {
-            add(*r.redistrib, name + " index");
+            add(*r.redistrib, "cuda-index " + index_version(r.redistrib->path), "CUDA " + v + " index");
         }
         for (const auto& comp : r.components) {
             for (const auto& [platform, a] : comp.platforms) {
-                add(a, name + " " + comp.name + " " + platform);
+                add(a,
+                    "cuda " + v + " " + comp.name + " " + platform,
+                    "CUDA " + v + " " + comp.name + " " + platform);
             }
         }
         for (const auto& [platform, a] : r.runfiles) {
-            add(a, name + " runfile " + platform);
+            add(a, "cuda " + v + " runfile " + platform, "CUDA " + v + " runfile " + platform);
         }
     }
     for (const auto& r : c.cudnn) {
-        std::string name = "cuDNN " + r.version.str();
+        std::string v = r.version.str();
         for (const auto& a : r.redistrib) {
-            add(a, name + " index");
+            add(a, "cudnn-index " + index_version(a.path), "cuDNN " + v + " index");
         }
         for (const auto& b : r.builds) {
             for (const auto& [platform, a] : b.platforms) {
-                add(a, name + " for CUDA " + b.cuda + " " + platform);
+                add(a,
+                    "cudnn " + v + " cudnn cuda" + b.cuda + " " + platform,
+                    "cuDNN " + v + " for CUDA " + b.cuda + " " + platform);
             }
             for (const auto& [extra, platforms] : b.extras) {
                 for (const auto& [platform, a] : platforms) {
-                    add(a, name + " " + extra + " for CUDA " + b.cuda + " " + platform);
+                    add(a,
+                        "cudnn " + v + " " + extra + " cuda" + b.cuda + " " + platform,
+                        "cuDNN " + v + " " + extra + " for CUDA " + b.cuda + " " + platform);
                 }
             }
         }
     }
     for (const auto& p : c.pinned_indexes) {
         add(p.index,
+            p.product + "-index " + p.version.str(),
             std::string(p.product == "cuda" ? "CUDA " : "cuDNN ") + p.version.str() +
                 " index (known by its index)");
     }
     return out;
 }
 
-std::vector<PinChange> pin_changes(const manifest::Catalog& before,
-                                   const manifest::Catalog& after) {
-    std::map<std::string, Pin> old;
-    for (auto& p : pins_of(before)) {
-        old.emplace(p.path, std::move(p));
+void add_pins(KnownPins& known, const std::vector<Pin>& pins) {
+    for (const auto& p : pins) {
+        known[p.where] = p.sha256;
+        known[p.what] = p.sha256;
     }
+}
+
+std::vector<PinChange> pin_changes(const KnownPins& known, const manifest::Catalog& after) {
     std::vector<PinChange> out;
     std::set<std::string> said;
     for (const auto& p : pins_of(after)) {
-        auto it = old.find(p.path);
-        if (it != old.end() && it->second.sha256 != p.sha256 && said.insert(p.path).second) {
-            out.push_back({it->second, p.sha256, {}});
+        for (const auto* key : {&p.where, &p.what}) {
+            auto it = known.find(*key);
+            if (it != known.end() && it->second != p.sha256 && said.insert(p.where).second) {
+                out.push_back({p, it->second, {}});
+                break;
+            }
         }
     }
     return out;
@@ -276,13 +298,13 @@ std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
                                   const std::vector<Repin>& repins) {
     std::vector<PinChange> out;
     for (auto& c : changes) {
-        std::string at = c.was.sha256;
+        std::string at = c.was;
         std::vector<std::string> chain;
         // each step follows a declaration from the hash reached so far; a cycle cannot run
         // longer than the list
-        for (std::size_t step = 0; at != c.now && step <= repins.size(); ++step) {
+        for (std::size_t step = 0; at != c.now.sha256 && step <= repins.size(); ++step) {
             auto it = std::find_if(repins.begin(), repins.end(), [&](const Repin& r) {
-                return r.path == c.was.path && r.was == at;
+                return r.path == c.now.where && r.was == at;
             });
             if (it == repins.end()) {
                 break;
@@ -290,7 +312,7 @@ std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
             chain.push_back(it->date + ": " + it->reason);
             at = it->now;
         }
-        if (at == c.now) {
+        if (at == c.now.sha256) {
             c.declared = std::move(chain);
         } else {
             out.push_back(c);

@@ -6,6 +6,7 @@
 #include "../error.hpp"
 #include "../manifest/model.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,28 +32,39 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
                                  const manifest::Catalog& after,
                                  const manifest::GpuSupport& after_gpus);
 
-/// A sha256 the manifests pin for a file NVIDIA publishes (an archive, a runfile, an index),
-/// by its path: what `install` trusts before anything else.
+/// A sha256 the manifests pin for a file NVIDIA publishes (an archive, a runfile, an index):
+/// what `install` trusts before anything else. A pin is known by two keys, so that moving it does
+/// not make it another pin: where it is (its path or URL) and what it is ("cuda 11.8.0
+/// cuda_cudart linux-x86_64", "cuda-index 11.8.0", "cudnn-index 9.7.0": an index is named by the
+/// version its file name carries, whether the manifests describe the release in full or know it
+/// by its index alone).
 struct Pin {
-    std::string path;
+    std::string where;   ///< path, or URL
+    std::string what;    ///< the identity
     std::string sha256;
     std::string subject; ///< "CUDA 13.1.0 index", "cuDNN 9.7.0 cudnn linux-x86_64"
 };
 
 /// Every pin of a catalog: CUDA and cuDNN index files, archives (every platform, cuDNN's
-/// extras), runfiles, and the releases known only by their index. By path.
+/// extras), runfiles, and the releases known only by their index.
 std::vector<Pin> pins_of(const manifest::Catalog& c);
 
-/// A pin whose path stays and whose sha256 changes.
+/// Pins known before an update, by both keys (`where` and `what`): the shipped set's, every pin
+/// this machine took before (its pin history, which remembers releases a later set dropped), then
+/// the set in use's, each later one overriding.
+using KnownPins = std::map<std::string, std::string>;
+void add_pins(KnownPins& known, const std::vector<Pin>& pins);
+
+/// A pin whose sha256 changes: same place or same identity, another hash.
 struct PinChange {
-    Pin was;
-    std::string now; ///< the new sha256
+    Pin now;         ///< the new pin
+    std::string was; ///< the sha256 known before
     /// The declarations (repins.json) that lead from the old hash to the new one, in order;
     /// empty when undeclared.
     std::vector<std::string> declared;
 };
 
-std::vector<PinChange> pin_changes(const manifest::Catalog& before, const manifest::Catalog& after);
+std::vector<PinChange> pin_changes(const KnownPins& known, const manifest::Catalog& after);
 
 /// One declared change of a pin (a set's repins.json): NVIDIA republished a file, and whoever
 /// signs the channel says so, permanently, in every later set.
@@ -65,7 +77,8 @@ struct Repin {
 Result<std::vector<Repin>> parse_repins(std::string_view text, std::string_view origin);
 
 /// Fills each change's `declared` from `repins`: the chain of declarations from its old hash to
-/// its new one. Returns the changes no chain covers.
+/// its new one (entries whose path is the pin's place in the new set).
+/// Returns the changes no chain covers.
 std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
                                   const std::vector<Repin>& repins);
 

@@ -30,12 +30,32 @@ constexpr EnvelopeKind k_root_kind{
 
 constexpr std::size_t k_max_root_keys = 64;
 
-/// The chain a first root metadata starts: the first 8 bytes of its first root key, in hex.
-/// Read on every command that chooses manifests, so no hashing (no libcrypto); two first roots
-/// that share their first root key share the chain, whose later versions that key signed.
-std::string anchor_of(const RootMetadata& first) {
-    const auto& raw = first.root.keys.front().raw;
-    return to_hex(raw.data(), 8);
+/// The chain a first root metadata starts: a 64-bit FNV-1a of its bytes (the built-in one's:
+/// its keys and thresholds as text), in hex. Computed on every command that chooses manifests,
+/// so not SHA-256 (no libcrypto); it names a folder and guards nothing -- only root writes
+/// /etc/cudaenv/channel.root. Another first root is another chain, with a state of its own.
+std::string anchor_of(std::string_view bytes) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (char c : bytes) {
+        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    std::uint8_t out[8];
+    for (int i = 0; i < 8; ++i) {
+        out[i] = static_cast<std::uint8_t>(h >> (56 - 8 * i));
+    }
+    return to_hex(out, 8);
+}
+
+std::string builtin_text(const RootMetadata& r) {
+    std::string s = "cudaenv-root built in\n";
+    for (const auto* role : {&r.root, &r.bundle}) {
+        s += std::to_string(role->threshold);
+        for (const auto& k : role->keys) {
+            s += " " + to_hex(k.raw.data(), k.raw.size());
+        }
+        s += "\n";
+    }
+    return s;
 }
 
 std::vector<std::string> ids_of(const Role& role) {
@@ -310,7 +330,7 @@ RootMetadata builtin_root() {
     r.root.threshold = 1;
     r.bundle = r.root;
     r.origin = "built in";
-    r.anchor = anchor_of(r);
+    r.anchor = anchor_of(builtin_text(r));
     return r;
 }
 
@@ -402,7 +422,18 @@ std::string TrustState::distrust_claimed(const std::vector<std::string>& ids) co
         }
         hexes.push_back(to_hex(k->raw.data(), k->raw.size()));
     }
-    return distrust(hexes);
+    if (hexes.empty()) {
+        return "its bundle names no signer";
+    }
+    // The cudaenv that took it stopped at the first signature that verified, and the header's
+    // other lines were never checked: whichever one it was must be enough on its own.
+    for (const auto& hex : hexes) {
+        if (auto why = distrust({hex}); !why.empty()) {
+            return why + " (a set an older cudaenv took: each key its bundle names must be "
+                         "enough alone)";
+        }
+    }
+    return "";
 }
 
 std::optional<Floor> TrustState::floor() const {
@@ -450,7 +481,7 @@ Result<RootMetadata> read_first_root(std::string_view bytes, std::string_view or
         CUDAENV_TRY(role_signed(env, r.root, "its own root role", origin));
     }
     r.bytes = std::string(bytes);
-    r.anchor = anchor_of(r);
+    r.anchor = anchor_of(bytes);
     return r;
 }
 
@@ -557,6 +588,10 @@ Result<TrustState> load_trust(const Anchors& anchors) {
     std::vector<fs::path> states{anchors.state};
     states.insert(states.end(), anchors.upstream_states.begin(), anchors.upstream_states.end());
     for (const auto& state : states) {
+        // revocations an update recorded: they outlive /etc/cudaenv (a purge)
+        for (auto& k : CUDAENV_TRY(key_files(state / "revoked", ".revoked"))) {
+            t.revoked.push_back(std::move(k));
+        }
         if (auto r = CUDAENV_TRY(newest_recorded(state, t.root.anchor));
             r && r->version > t.root.version) {
             t.root = std::move(*r);
@@ -577,6 +612,22 @@ Status record_roots(const Anchors& anchors, const std::vector<RootMetadata>& tak
     CUDAENV_TRY(make_dirs(dir));
     for (const auto& r : taken) {
         CUDAENV_TRY(write_file_atomic(dir / (std::to_string(r.version) + ".root"), r.bytes));
+    }
+    return Ok{};
+}
+
+Status record_revocations(const TrustState& trust) {
+    if (trust.revoked.empty()) {
+        return Ok{};
+    }
+    fs::path dir = trust.anchors.state / "revoked";
+    CUDAENV_TRY(make_dirs(dir));
+    for (const auto& k : trust.revoked) {
+        fs::path file = dir / (to_hex(k.raw.data(), 8) + ".revoked");
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(file, ec))) {
+            CUDAENV_TRY(write_file_atomic(file, format_public_key(k)));
+        }
     }
     return Ok{};
 }

@@ -64,8 +64,8 @@ struct RootMetadata {
     Role bundle;
     std::string origin; ///< "built in", a file, a URL: for messages
     std::string bytes;  ///< the signed document; empty for the built-in one
-    /// The chain it belongs to: the first 8 bytes, in hex, of the first root metadata's first
-    /// root key (built in, or /etc/cudaenv/channel.root).
+    /// The chain it belongs to: a 64-bit FNV-1a, in hex, of the first root metadata's bytes
+    /// (built in, or /etc/cudaenv/channel.root).
     std::string anchor;
 };
 
@@ -103,7 +103,7 @@ struct TrustState {
     Anchors anchors;
     RootMetadata root;              ///< the newest root metadata taken (or the first)
     std::vector<PublicKey> site;    ///< /etc/cudaenv/keys/*.pub
-    std::vector<PublicKey> revoked; ///< /etc/cudaenv/keys/*.revoked
+    std::vector<PublicKey> revoked; ///< /etc/cudaenv/keys/*.revoked, and those recorded in states
     std::vector<Floor> floors;      ///< own state first, then upstream; signers unchecked
     std::string first_root_bytes;   ///< /etc/cudaenv/channel.root as read (empty: built in)
 
@@ -113,9 +113,9 @@ struct TrustState {
     /// Why a set (or a floor) signed by `signed_by` (public keys, hex) is no longer trusted;
     /// empty when it is (enough of the bundle role's keys, or a site key, none revoked).
     std::string distrust(const std::vector<std::string>& signed_by) const;
-    /// The same for a set recorded before signers were (its bundle's header names key ids, not
-    /// all of which need have verified): trusted only when every id named is still trusted.
-    /// Hashes keys: loads libcrypto.
+    /// The same for a set recorded before signers were (its bundle's header names key ids, of
+    /// which the cudaenv that took it verified only one): trusted only when each id named is
+    /// still trusted and enough alone. Hashes keys: loads libcrypto.
     std::string distrust_claimed(const std::vector<std::string>& ids) const;
     /// The highest floor whose signers are still trusted.
     std::optional<Floor> floor() const;
@@ -154,6 +154,10 @@ Result<TrustState> load_trust(const Anchors& anchors);
 
 /// Records root metadata versions taken (<state>/<anchor>/roots/<N>.root, atomically).
 Status record_roots(const Anchors& anchors, const std::vector<RootMetadata>& taken);
+
+/// Copies the keys revoked in /etc/cudaenv/keys into the state (<state>/revoked/), where they
+/// outlive a purge of /etc/cudaenv; load_trust reads both.
+Status record_revocations(const TrustState& trust);
 
 /// Raises the floor in this process's state to `floor` (read again under the state's lock: a
 /// higher floor stays, unless `trust` no longer trusts its signers).

@@ -29,10 +29,60 @@ Result<manifest::GpuSupport> gpus_of(const manifest::ManifestFiles& files,
     return manifest::parse_gpu_support(doc, shown + "/gpu-support.json");
 }
 
+constexpr const char* k_pins_schema = "cudaenv.pins/1";
+
+/// Every pin this machine (or user) took before, by both keys: <state>/<chain>/pins.json, the
+/// own state's over the machine's. A release a later set dropped is still remembered, so adding
+/// it back with another hash is a change like any other. A damaged file fails closed.
+Result<KnownPins> pin_history(const TrustState& trust) {
+    KnownPins known;
+    std::vector<fs::path> states = trust.anchors.upstream_states;
+    states.push_back(trust.anchors.state);
+    for (const auto& state : states) {
+        fs::path file = chain_dir(state, trust.root.anchor) / "pins.json";
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(file, ec))) {
+            continue;
+        }
+        auto text = read_text_file(file);
+        auto doc = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+        if (!doc.is_object() || doc.value("schema", "") != k_pins_schema ||
+            !doc.contains("pins") || !doc["pins"].is_object()) {
+            return Error(ErrorCode::integrity,
+                         "trust state '" + file.string() + "' is damaged: not a " +
+                             k_pins_schema + " record")
+                .with_hint("remove it and run `cudaenv update` again (docs/channel.md)");
+        }
+        for (const auto& [key, sha] : doc["pins"].items()) {
+            if (sha.is_string()) {
+                known[key] = sha.get<std::string>();
+            }
+        }
+    }
+    return known;
+}
+
+Status record_pin_history(const TrustState& trust, KnownPins known, const std::vector<Pin>& pins) {
+    add_pins(known, pins);
+    nlohmann::ordered_json doc;
+    doc["schema"] = k_pins_schema;
+    doc["pins"] = nlohmann::ordered_json::object();
+    for (const auto& [key, sha] : known) {
+        doc["pins"][key] = sha;
+    }
+    fs::path dir = chain_dir(trust.anchors.state, trust.root.anchor);
+    CUDAENV_TRY(make_dirs(dir));
+    return write_file_atomic(dir / "pins.json", doc.dump() + "\n");
+}
+
 /// The changes from the set in use to the bundle's, the repinned files last; errors when the
-/// bundle's do not load, or change a pin no declaration in its repins.json covers.
-Result<std::vector<SetChange>>
-changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string& url) {
+/// bundle's do not load, or change a pin -- one the shipped set, the pin history or the set in
+/// use knows, by its place or by what it is -- that no declaration in its repins.json covers.
+Result<std::vector<SetChange>> changes_of(const ManifestsInUse& before,
+                                          const fs::path& floor,
+                                          const KnownPins& history,
+                                          const Bundle& bundle,
+                                          const std::string& url) {
     auto after = manifest::parse_catalog(bundle.files, url);
     if (!after) {
         return Error(ErrorCode::integrity,
@@ -48,7 +98,8 @@ changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string
     if (auto it = bundle.files.find(k_repins_file); it != bundle.files.end()) {
         repins = CUDAENV_TRY(parse_repins(it->second, url + "/" + k_repins_file));
     }
-    // The set in use could be unreadable (a floor damaged by hand): everything is then new.
+    // The set in use could be unreadable (a floor damaged by hand): everything is then new --
+    // but its pins are still judged against the shipped set's and the history.
     manifest::Catalog old;
     manifest::GpuSupport old_gpus;
     if (auto c = manifest::load_catalog(before.dir)) {
@@ -57,25 +108,36 @@ changes_of(const ManifestsInUse& before, const Bundle& bundle, const std::string
     if (auto g = manifest::load_gpu_support(before.dir)) {
         old_gpus = std::move(*g);
     }
+    KnownPins known;
+    if (before.dir != floor) {
+        if (auto shipped = manifest::load_catalog(floor)) {
+            add_pins(known, pins_of(*shipped));
+        }
+    }
+    for (const auto& [key, sha] : history) {
+        known[key] = sha;
+    }
+    add_pins(known, pins_of(old));
     auto out = diff_sets(old, old_gpus, *after, *after_gpus);
-    auto pins = pin_changes(old, *after);
+    auto pins = pin_changes(known, *after);
     if (auto bad = undeclared(pins, repins); !bad.empty()) {
         const auto& c = bad.front();
         return Error(ErrorCode::integrity,
                      "manifests bundle '" + printable(url) + "' changes the sha256 pinned for " +
-                         c.was.path + " (" + c.was.subject + ") from " + c.was.sha256 + " to " +
-                         c.now + " without declaring it" +
-                         (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more pins)"
-                                         : std::string()))
+                         c.now.where + " (" + c.now.subject + ") from " + c.was + " to " +
+                         c.now.sha256 + " without declaring it" +
+                         (bad.size() > 1
+                              ? " (and " + std::to_string(bad.size() - 1) + " more pins)"
+                              : std::string()))
             .with_hint("a channel may add releases and verdicts; a hash NVIDIA published changes "
                        "only with an entry in the set's repins.json (docs/channel.md). The "
                        "manifests in use stay as they are");
     }
     for (const auto& c : pins) {
         out.push_back({SetChange::Kind::repinned,
-                       c.was.path,
-                       c.was.subject + ": sha256 " + c.was.sha256.substr(0, 12) + "... -> " +
-                           c.now.substr(0, 12) + "... (" + join(c.declared, "; ") + ")"});
+                       c.now.where,
+                       c.now.subject + ": sha256 " + c.was.substr(0, 12) + "... -> " +
+                           c.now.sha256.substr(0, 12) + "... (" + join(c.declared, "; ") + ")"});
     }
     return out;
 }
@@ -271,6 +333,7 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     if (!req.check) {
         // a revocation takes effect even when the bundle below turns out to be refused
         CUDAENV_TRY(record_roots(trust.anchors, taken));
+        CUDAENV_TRY(record_revocations(trust));
         CUDAENV_TRY(req.root.prepare());
         CUDAENV_TRY(clear_untrusted(req, trust, out.notes));
     }
@@ -291,7 +354,8 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     if (bundle.info.serial == out.before.release.serial) {
         return out; // up to date
     }
-    out.changes = CUDAENV_TRY(changes_of(out.before, bundle, out.url));
+    auto history = CUDAENV_TRY(pin_history(trust));
+    out.changes = CUDAENV_TRY(changes_of(out.before, req.floor, history, bundle, out.url));
     if (req.check) {
         out.state = UpdateOutcome::State::available;
         return out;
@@ -347,6 +411,9 @@ Result<UpdateOutcome> update(const UpdateRequest& req) {
     floor.signed_by = key_hexes(bundle.signers);
     floor.updated = rec.updated;
     CUDAENV_TRY(raise_floor(trust, floor));
+    if (auto taken_set = manifest::parse_catalog(bundle.files, out.url)) {
+        CUDAENV_TRY(record_pin_history(trust, history, pins_of(*taken_set)));
+    }
     std::vector<std::string> keep{rec.set};
     if (previous && *previous) {
         keep.push_back((*previous)->set);

@@ -7,6 +7,8 @@
 #include "core/channel/strict_json.hpp"
 #include "core/channel/trust.hpp"
 #include "core/fs.hpp"
+#include "core/manifest/model.hpp"
+#include "core/version.hpp"
 #include "core/sys/dynlib.hpp"
 #include "support/temp_dir.hpp"
 
@@ -241,6 +243,16 @@ TEST(TrustState, TheNewestRecordedRootWinsAndADamagedOneFailsClosed) {
     EXPECT_EQ(site.distrust({hex(3), hex(5)}), "signed by a key this machine has revoked");
     EXPECT_NE(site.distrust_claimed({pub(3).id()}), "");
     EXPECT_EQ(site.distrust_claimed({pub(5).id()}), "");
+    // a set an older cudaenv took is judged by its bundle header's ids, which it never checked
+    // beyond the first that verified: a key named twice is one key, each must be enough alone
+    auto two = *open_root(signed_by(root(3, {1}, 1, {6, 7}, 2), {1}), again->root, "3.root", now());
+    ASSERT_TRUE(record_roots(machine, {two}));
+    auto strict = *load_trust(a);
+    EXPECT_NE(strict.distrust_claimed({pub(6).id(), pub(6).id()}), "");
+    EXPECT_NE(strict.distrust_claimed({pub(6).id(), pub(7).id()}), "");
+    EXPECT_EQ(strict.distrust({hex(6), hex(7)}), ""); // recorded signers: both verified
+    EXPECT_EQ(strict.distrust_claimed({pub(5).id()}), ""); // a site key is enough alone
+    EXPECT_NE(strict.distrust_claimed({}), "");
     // a damaged recorded root: an error naming the file, never a silent fall back to version 1
     auto file = recorded_roots(machine.state, v2.anchor).back().second;
     ASSERT_TRUE(write_file_atomic(file, "cudaenv-root/1\nsignature x y\n\n{"));
@@ -276,6 +288,16 @@ TEST(TrustState, TheFloorRisesAndCountsOnlyWhileItsSignersAreTrusted) {
     EXPECT_EQ(t.floor()->serial, 2026120600u);
 }
 
+TEST(Anchors, AnotherFirstRootIsAnotherChain) {
+    ASSERT_TRUE(sys::load(sys::k_crypto));
+    auto one = *open_first_root(signed_by(root(1, {1}, 1, {2}), {1}), "a.root");
+    auto other = *open_first_root(signed_by(root(1, {1}, 1, {3}), {1}), "b.root");
+    EXPECT_NE(one.anchor, other.anchor); // the same first root key, another statement
+    EXPECT_NE(one.anchor, builtin_root().anchor);
+    EXPECT_EQ(builtin_root().anchor, builtin_root().anchor);
+    EXPECT_EQ(one.anchor.size(), 16u);
+}
+
 TEST(Anchors, RootsAreTheMachinesWhateverTheSysroot) {
     auto root = anchors_for(true, "/tmp/somewhere-a-caller-chose", "/tmp/r");
     EXPECT_TRUE(root.fixed);
@@ -292,7 +314,7 @@ TEST(Anchors, RootsAreTheMachinesWhateverTheSysroot) {
 
 TEST(Pins, AChangedPinNeedsAChainOfDeclarations) {
     std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
-    std::vector<PinChange> changes{{{"cuda/x.tar.xz", a, "CUDA 1.0.0 x"}, c, {}}};
+    std::vector<PinChange> changes{{{"cuda/x.tar.xz", "cuda 1.0.0 x", c, "CUDA 1.0.0 x"}, a, {}}};
     std::vector<Repin> repins{{"cuda/x.tar.xz", a, b, "2026-12-01", "first"},
                               {"cuda/x.tar.xz", b, c, "2026-12-05", "second"}};
     auto copy = changes;
@@ -305,13 +327,73 @@ TEST(Pins, AChangedPinNeedsAChainOfDeclarations) {
     auto other = changes;
     EXPECT_EQ(undeclared(other, {{"cuda/y.tar.xz", a, c, "d", "r"}}).size(), 1u);
     auto cycle = changes;
-    EXPECT_EQ(
-        undeclared(cycle, {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
-            .size(),
-        1u);
-    auto bad =
-        parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
-                     R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
-                     "repins.json");
+    EXPECT_EQ(undeclared(cycle,
+                         {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
+                  .size(),
+              1u);
+    auto bad = parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
+                            R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
+                            "repins.json");
     EXPECT_FALSE(bad); // not sha256 values
+}
+
+namespace {
+
+manifest::Catalog one_archive(const std::string& path, const std::string& url, const std::string& sha) {
+    manifest::Catalog c;
+    manifest::CudaRelease r;
+    r.version = *Version::parse("11.8.0");
+    manifest::Component comp;
+    comp.name = "cuda_cudart";
+    manifest::Artifact art;
+    art.path = path;
+    art.url = url;
+    art.sha256 = sha;
+    comp.platforms["linux-x86_64"] = art;
+    r.components.push_back(comp);
+    c.cuda.push_back(r);
+    return c;
+}
+
+} // namespace
+
+TEST(Pins, APinIsKnownByItsPlaceAndByWhatItIs) {
+    std::string a(64, 'a'), e(64, 'e');
+    KnownPins known;
+    add_pins(known, pins_of(one_archive("cuda/redist/cudart.tar.xz", "", a)));
+    // the same place, another hash
+    EXPECT_EQ(pin_changes(known, one_archive("cuda/redist/cudart.tar.xz", "", e)).size(), 1u);
+    // moved, or swapped for a URL elsewhere, with another hash: still the same pin
+    auto moved = pin_changes(known, one_archive("cuda/redist/cudart-1.tar.xz", "", e));
+    ASSERT_EQ(moved.size(), 1u);
+    EXPECT_EQ(moved[0].was, a);
+    EXPECT_EQ(moved[0].now.what, "cuda 11.8.0 cuda_cudart linux-x86_64");
+    EXPECT_EQ(pin_changes(known, one_archive("", "https://evil.example/cudart.tar.xz", e)).size(),
+              1u);
+    // moved with the same hash: the bytes are the same bytes
+    EXPECT_TRUE(pin_changes(known, one_archive("cuda/redist/cudart-1.tar.xz", "", a)).empty());
+    // dropped by one set and added back by the next: the history still knows it
+    KnownPins history = known;
+    manifest::Catalog none;
+    EXPECT_TRUE(pin_changes(known, none).empty());
+    EXPECT_EQ(pin_changes(history, one_archive("cuda/redist/cudart.tar.xz", "", e)).size(), 1u);
+    // an index is the version its file is named after, known by its index or in full
+    manifest::Catalog pinned;
+    manifest::PinnedIndex p;
+    p.product = "cudnn";
+    p.version = *Version::parse("9.7.0");
+    p.index.path = "cudnn/redist/redistrib_9.7.0.json";
+    p.index.sha256 = a;
+    pinned.pinned_indexes.push_back(p);
+    KnownPins idx;
+    add_pins(idx, pins_of(pinned));
+    manifest::Catalog full;
+    manifest::CudnnRelease r;
+    r.version = *Version::parse("9.7.0.66");
+    manifest::Artifact moved_index;
+    moved_index.path = "cudnn/redist/elsewhere/redistrib_9.7.0.json";
+    moved_index.sha256 = e;
+    r.redistrib.push_back(moved_index);
+    full.cudnn.push_back(r);
+    EXPECT_EQ(pin_changes(idx, full).size(), 1u);
 }
