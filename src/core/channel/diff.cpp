@@ -178,8 +178,8 @@ std::vector<Pin> pins_of(const manifest::Catalog& c) {
     std::vector<Pin> out;
     auto add = [&](const manifest::Artifact& a, std::string what, std::string subject) {
         if (!a.sha256.empty() && a.downloadable()) {
-            out.push_back({a.path.empty() ? a.url : a.path, std::move(what), a.sha256,
-                           std::move(subject)});
+            out.push_back(
+                {a.path.empty() ? a.url : a.path, std::move(what), a.sha256, std::move(subject)});
         }
     };
     // an index file is named by NVIDIA after the version: redistrib_13.1.0.json
@@ -194,7 +194,9 @@ std::vector<Pin> pins_of(const manifest::Catalog& c) {
     for (const auto& r : c.cuda) {
         std::string v = r.version.str();
         if (r.redistrib) {
-            add(*r.redistrib, "cuda-index " + index_version(r.redistrib->path), "CUDA " + v + " index");
+            add(*r.redistrib,
+                "cuda-index " + index_version(r.redistrib->path),
+                "CUDA " + v + " index");
         }
         for (const auto& comp : r.components) {
             for (const auto& [platform, a] : comp.platforms) {

@@ -39,8 +39,8 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
 /// version its file name carries, whether the manifests describe the release in full or know it
 /// by its index alone).
 struct Pin {
-    std::string where;   ///< path, or URL
-    std::string what;    ///< the identity
+    std::string where; ///< path, or URL
+    std::string what;  ///< the identity
     std::string sha256;
     std::string subject; ///< "CUDA 13.1.0 index", "cuDNN 9.7.0 cudnn linux-x86_64"
 };

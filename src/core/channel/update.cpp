@@ -46,11 +46,11 @@ Result<KnownPins> pin_history(const TrustState& trust) {
         }
         auto text = read_text_file(file);
         auto doc = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        if (!doc.is_object() || doc.value("schema", "") != k_pins_schema ||
-            !doc.contains("pins") || !doc["pins"].is_object()) {
+        if (!doc.is_object() || doc.value("schema", "") != k_pins_schema || !doc.contains("pins") ||
+            !doc["pins"].is_object()) {
             return Error(ErrorCode::integrity,
-                         "trust state '" + file.string() + "' is damaged: not a " +
-                             k_pins_schema + " record")
+                         "trust state '" + file.string() + "' is damaged: not a " + k_pins_schema +
+                             " record")
                 .with_hint("remove it and run `cudaenv update` again (docs/channel.md)");
         }
         for (const auto& [key, sha] : doc["pins"].items()) {
@@ -126,9 +126,8 @@ Result<std::vector<SetChange>> changes_of(const ManifestsInUse& before,
                      "manifests bundle '" + printable(url) + "' changes the sha256 pinned for " +
                          c.now.where + " (" + c.now.subject + ") from " + c.was + " to " +
                          c.now.sha256 + " without declaring it" +
-                         (bad.size() > 1
-                              ? " (and " + std::to_string(bad.size() - 1) + " more pins)"
-                              : std::string()))
+                         (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more pins)"
+                                         : std::string()))
             .with_hint("a channel may add releases and verdicts; a hash NVIDIA published changes "
                        "only with an entry in the set's repins.json (docs/channel.md). The "
                        "manifests in use stay as they are");

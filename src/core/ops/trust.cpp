@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstdio>
-
 #include <memory>
 #include <optional>
 
@@ -27,7 +26,9 @@ std::string not_roots_to_trust(const Session& session, const std::filesystem::pa
     }
     for (const char* sub : {"", "cuda", "cudnn", "frameworks"}) {
         std::filesystem::path d = *sub ? dir / sub : dir;
+
         struct stat st {};
+
         if (::lstat(d.c_str(), &st) != 0) {
             if (*sub && errno == ENOENT) {
                 continue;

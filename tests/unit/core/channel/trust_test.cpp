@@ -8,8 +8,8 @@
 #include "core/channel/trust.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/model.hpp"
-#include "core/version.hpp"
 #include "core/sys/dynlib.hpp"
+#include "core/version.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -250,7 +250,7 @@ TEST(TrustState, TheNewestRecordedRootWinsAndADamagedOneFailsClosed) {
     auto strict = *load_trust(a);
     EXPECT_NE(strict.distrust_claimed({pub(6).id(), pub(6).id()}), "");
     EXPECT_NE(strict.distrust_claimed({pub(6).id(), pub(7).id()}), "");
-    EXPECT_EQ(strict.distrust({hex(6), hex(7)}), ""); // recorded signers: both verified
+    EXPECT_EQ(strict.distrust({hex(6), hex(7)}), "");      // recorded signers: both verified
     EXPECT_EQ(strict.distrust_claimed({pub(5).id()}), ""); // a site key is enough alone
     EXPECT_NE(strict.distrust_claimed({}), "");
     // a damaged recorded root: an error naming the file, never a silent fall back to version 1
@@ -327,19 +327,21 @@ TEST(Pins, AChangedPinNeedsAChainOfDeclarations) {
     auto other = changes;
     EXPECT_EQ(undeclared(other, {{"cuda/y.tar.xz", a, c, "d", "r"}}).size(), 1u);
     auto cycle = changes;
-    EXPECT_EQ(undeclared(cycle,
-                         {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
-                  .size(),
-              1u);
-    auto bad = parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
-                            R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
-                            "repins.json");
+    EXPECT_EQ(
+        undeclared(cycle, {{"cuda/x.tar.xz", a, b, "d", "r"}, {"cuda/x.tar.xz", b, a, "d", "r"}})
+            .size(),
+        1u);
+    auto bad =
+        parse_repins(R"({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": )"
+                     R"([{"path": "x", "was": "a", "now": "b", "date": "d", "reason": "r"}]})",
+                     "repins.json");
     EXPECT_FALSE(bad); // not sha256 values
 }
 
 namespace {
 
-manifest::Catalog one_archive(const std::string& path, const std::string& url, const std::string& sha) {
+manifest::Catalog
+one_archive(const std::string& path, const std::string& url, const std::string& sha) {
     manifest::Catalog c;
     manifest::CudaRelease r;
     r.version = *Version::parse("11.8.0");
