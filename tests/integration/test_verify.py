@@ -9,10 +9,11 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
-from conftest import assert_one_line_error, leftovers
+from conftest import AS_USER, assert_one_line_error, leftovers
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 CUDA118 = "11.8.0"
@@ -80,6 +81,23 @@ def test_store_objects_and_versions_are_published_read_only(inst):
     assert inst("uninstall", CUDA118, "-y").rc == 0
     assert list((inst.root / "store").iterdir()) == []
     assert leftovers(inst.root) == []
+
+
+def test_an_ordinary_user_cannot_write_through_a_version(inst):
+    """Not root (uid 1000 in a user namespace, owning the files, without capabilities over
+    them): the read-only modes are what stops the write, before any hash is needed."""
+    assert inst("install", "tf-2.13").rc == 0
+    target = version(inst) / STATIC
+    before = sha256(target)
+    prefix = AS_USER if os.geteuid() == 0 else []
+    probe = ("import os, sys\n"
+             "try:\n"
+             "    os.open(sys.argv[1], os.O_WRONLY)\n"
+             "except PermissionError:\n"
+             "    sys.exit(13)\n")
+    res = subprocess.run([*prefix, "/usr/bin/python3", "-c", probe, str(target)], capture_output=True, text=True)
+    assert res.returncode == 13, res
+    assert sha256(target) == before
 
 
 def test_verify_of_an_intact_root_exits_0(inst):
