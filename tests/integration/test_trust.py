@@ -281,6 +281,24 @@ def test_a_changed_pin_must_be_declared_and_is_named(ch):
     assert any(c["kind"] == "repinned" and c["subject"] == path for c in doc["changes"]), doc["changes"]
 
 
+def test_the_maintainer_cannot_sign_an_undeclared_pin_change(ch):
+    """`__bundle make --previous DIR` checks what hosts will check, before anything is signed."""
+    src = with_release(ch.newer_src, ch.tmp / "set-101", 101)
+    path, old, new = change_a_pin(src)
+    out = ch.tmp / "refused.bundle"
+    res = subprocess.run([EXE, "__bundle", "make", "--from", str(src), "--key", ch.secret("B"), "--out", str(out),
+                          "--previous", str(ch.floor)], capture_output=True, text=True, timeout=60)
+    assert_one_line_error(res, 2)
+    assert f"refusing to sign: {path} (CUDA 11.8.0 cuda_cudart linux-x86_64) changes from {old} to {new}" \
+        in res.stderr
+    assert not out.exists()
+    (src / "repins.json").write_text(json.dumps({"schema": "cudaenv.manifest/1", "kind": "repins", "repins": [
+        {"path": path, "was": old, "now": new, "date": "2026-12-07", "reason": "republished"}]}))
+    res = subprocess.run([EXE, "__bundle", "make", "--from", str(src), "--key", ch.secret("B"), "--out", str(out),
+                          "--previous", str(ch.floor)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
 @pytest.mark.parametrize("how", ["moved", "url-elsewhere"])
 def test_a_pin_moved_with_its_hash_is_still_a_changed_pin(ch, how):
     """A signer changes a hash and the archive's place with it (another path, or a URL on another

@@ -23,6 +23,7 @@ struct BundleCli {
     unsigned valid_days = 90;
     std::string requires_version;
     std::string file;
+    std::string previous;
     ops::MakeRoot root;
 };
 
@@ -34,8 +35,8 @@ Status keygen(const BundleCli& o, Context& ctx) {
 }
 
 Status make(const BundleCli& o, Context& ctx) {
-    auto made = CUDAENV_TRY(
-        ops::make_bundle(ctx, {o.out, o.keys, o.from, o.serial, o.valid_days, o.requires_version}));
+    auto made = CUDAENV_TRY(ops::make_bundle(
+        ctx, {o.out, o.keys, o.from, o.serial, o.valid_days, o.requires_version, o.previous}));
     *ctx.out << "wrote " << o.out << ": serial " << made.info.serial << ", " << made.files
              << " files, " << made.bytes << " bytes, expires " << made.info.expires
              << ", signed by " << made.signatures << " key" << (made.signatures == 1 ? "" : "s")
@@ -81,6 +82,10 @@ void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx) {
     mk->add_option("--serial", o->serial, "default: the directory's release.json");
     mk->add_option("--valid-days", o->valid_days, "days until it expires")->capture_default_str();
     mk->add_option("--requires", o->requires_version, "the oldest cudaenv that may use it");
+    mk->add_option("--previous",
+                   o->previous,
+                   "the previous release's manifests: refuse to sign a changed pin that "
+                   "repins.json does not declare");
     mk->callback([o, &ctx] {
         auto s = make(*o, ctx);
         ctx.exit_code = s ? 0 : report_error(ctx, s.error(), "__bundle");

@@ -1,5 +1,6 @@
 #include "bundle.hpp"
 
+#include "core/channel/diff.hpp"
 #include "core/channel/sets.hpp"
 #include "core/channel/update.hpp"
 #include "core/fs.hpp"
@@ -65,7 +66,29 @@ Result<MadeBundle> make_bundle(Session& session, const MakeBundle& o) {
     }
     // what is signed must load: the same checks every cudaenv makes before using it
     auto files = CUDAENV_TRY(manifest::read_manifest_dir(from));
-    CUDAENV_TRY(manifest::parse_catalog(files, from.string()));
+    auto catalog = CUDAENV_TRY(manifest::parse_catalog(files, from.string()));
+    if (!o.previous.empty()) {
+        // every pin the previous release's set holds that this one changes must be declared,
+        // as hosts will check: refused here, before it is signed
+        auto before = CUDAENV_TRY(manifest::load_catalog(o.previous));
+        channel::KnownPins known;
+        channel::add_pins(known, channel::pins_of(before));
+        std::vector<channel::Repin> repins;
+        if (auto it = files.find(channel::k_repins_file); it != files.end()) {
+            repins = CUDAENV_TRY(channel::parse_repins(it->second, channel::k_repins_file));
+        }
+        auto changes = channel::pin_changes(known, catalog);
+        if (auto bad = channel::undeclared(changes, repins); !bad.empty()) {
+            return Error(ErrorCode::usage,
+                         "refusing to sign: " + bad.front().now.where + " (" +
+                             bad.front().now.subject + ") changes from " + bad.front().was +
+                             " to " + bad.front().now.sha256 + " and repins.json does not say so" +
+                             (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)"
+                                             : std::string()))
+                .with_hint("declare each in repins.json (docs/channel.md, \"What a channel may "
+                           "change: pins\"), or regenerate the manifests");
+        }
+    }
     CUDAENV_TRY(manifest::load_gpu_support(from));
     MadeBundle made;
     channel::BundleInfo& info = made.info;

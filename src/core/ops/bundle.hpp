@@ -25,6 +25,9 @@ struct MakeBundle {
     std::uint64_t serial = 0;      ///< 0: the folder's release.json
     unsigned valid_days = 90;
     std::string requires_version; ///< empty: release.json's, else 0.1.0
+    /// The previous release's manifests folder: a pin it holds that this set changes must be
+    /// declared in repins.json, or nothing is signed (usage).
+    std::string previous;
 };
 
 struct MadeBundle {
