@@ -95,13 +95,13 @@ class Cudaenv:
                    LC_ALL="C.UTF-8")
         (tmp_path / "home").mkdir()
         self.env = env
-        self.prefix = []  # AS_USER for a test whose trusted keys live under a sysroot
+        self.run_as = []  # AS_USER for a test whose trusted keys live under a sysroot
         open_to_others(tmp_path)
 
     def __call__(self, *args, env=None, cwd=None):
         e = dict(self.env)
         e.update(env or {})
-        proc = subprocess.run([*self.prefix, EXE, *args], env=e, cwd=cwd or self.tmp, capture_output=True,
+        proc = subprocess.run([*self.run_as, EXE, *args], env=e, cwd=cwd or self.tmp, capture_output=True,
                               text=True, timeout=60)
         return Result(proc)
 

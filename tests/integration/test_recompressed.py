@@ -47,7 +47,7 @@ def site(inst, tmp_path):
     inst.sysroot = sysroot
     # the hosts trust the site's key through their sysroot: ordinary users (a root cudaenv takes
     # its keys from the machine itself, docs/channel.md)
-    inst.prefix = AS_USER
+    inst.run_as = AS_USER
     return inst
 
 
