@@ -22,6 +22,19 @@ from fault_server import FaultServer
 from test_update import Machine, key_id, openssl_sign, with_release
 
 FLOOR = 100
+# ASan's and TSan's shadow memory counts in a process's RSS: the memory bound is cudaenv's own
+# only in a plain build
+SANITIZED = os.environ.get("CUDAENV_TEST_SANITIZED") == "1"
+
+
+def faketime(clock):
+    """argv and environment additions for a clock `clock` away (libfaketime, LD_PRELOAD'ed: under
+    ASan the runtime must be told the preload is expected)."""
+    env = {}
+    if SANITIZED:
+        env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS", ""),
+                                                     "verify_asan_link_order=0"]))
+    return ["faketime", "-f", clock], env
 
 
 def assert_one_line_error(res, code):
@@ -398,7 +411,7 @@ def test_a_signed_bundle_is_read_exactly_and_within_bounds(ch, case):
     res.stderr = "\n".join(lines[:-1]) + "\n"
     assert_one_line_error(res, 4)
     assert want in res.stderr, res.stderr
-    assert took < 10 and peak_kib < 64 * 1024, (took, peak_kib)
+    assert took < 10 and (SANITIZED or peak_kib < 64 * 1024), (took, peak_kib)
     assert serial(m) == FLOOR
 
 
@@ -461,8 +474,8 @@ def test_mixed_and_redirected_bundles_are_refused(ch):
 def test_a_clock_far_ahead_or_behind_takes_no_bundle(ch, clock, want):
     m = ch.host
     ch.bundle(101, "B")
-    e = dict(m.env)
-    res = subprocess.run([*AS_USER, "faketime", "-f", clock, EXE, "update"], env=e, capture_output=True,
+    argv, extra = faketime(clock)
+    res = subprocess.run([*AS_USER, *argv, EXE, "update"], env=dict(m.env, **extra), capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 4, res.stderr
     assert want in res.stderr, res.stderr
@@ -476,7 +489,8 @@ def test_root_metadata_past_its_expiry_freezes_no_host_silently(ch):
     m = ch.host
     ch.root(2, root=["A"], bundle=["B"], sign=["A"], extra=["--valid-days", "30"])
     ch.bundle(101, "B")
-    res = subprocess.run([*AS_USER, "faketime", "-f", "+60d", EXE, "update"], env=dict(m.env),
+    argv, extra = faketime("+60d")
+    res = subprocess.run([*AS_USER, *argv, EXE, "update"], env=dict(m.env, **extra),
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 4, res.stderr
     assert "root metadata (version 2" in res.stderr and "expired on" in res.stderr
