@@ -34,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 from fault_server import FaultServer  # noqa: E402
+from as_user import AS_USER  # noqa: E402
 
 PLATFORM = "linux-x86_64"
 VERSION = "99.0.0"
@@ -183,7 +184,6 @@ def recompressed_mirror(cudaenv, out, srv):
     return zdir, sysroot, doc
 
 
-AS_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"] if os.geteuid() == 0 else []
 
 
 def timed(cmd, env=None, shell=False):

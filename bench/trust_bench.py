@@ -33,8 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 import fixture_mirror  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
+from as_user import AS_USER  # noqa: E402
 
-AS_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"] if os.geteuid() == 0 else []
 
 
 def median_ms(cmd, runs, env):

@@ -11,6 +11,7 @@
 #include "core/manifest/codec.hpp"
 #include "core/sys/dynlib.hpp"
 #include "fuzz.hpp"
+#include "harness_key.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -21,16 +22,7 @@ using namespace cudaenv::channel;
 
 namespace {
 
-const SecretKey& harness_key() {
-    static const SecretKey k = [] {
-        SecretKey s;
-        for (std::size_t i = 0; i < s.seed.size(); ++i) {
-            s.seed[i] = static_cast<std::uint8_t>(i * 7 + 1);
-        }
-        return s;
-    }();
-    return k;
-}
+using fuzz::harness_key;
 
 const Trust& trust() {
     static const Trust t = [] {

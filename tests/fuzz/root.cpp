@@ -14,6 +14,7 @@
 #include "core/channel/trust.hpp"
 #include "core/sys/dynlib.hpp"
 #include "fuzz.hpp"
+#include "harness_key.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,16 +25,7 @@ using namespace cudaenv::channel;
 
 namespace {
 
-const SecretKey& harness_key() {
-    static const SecretKey k = [] {
-        SecretKey s;
-        for (std::size_t i = 0; i < s.seed.size(); ++i) {
-            s.seed[i] = static_cast<std::uint8_t>(i * 7 + 1);
-        }
-        return s;
-    }();
-    return k;
-}
+using fuzz::harness_key;
 
 const RootMetadata& trusted() {
     static const RootMetadata r = [] {

@@ -6,6 +6,7 @@ CUDAENV_* from the caller's environment are dropped so the machine running the t
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,10 @@ MANIFESTS = Path(os.environ.get("CUDAENV_TEST_MANIFESTS", Path(__file__).parents
 REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents[2] / "data" / "reference"))
 
 
-# An argv prefix that runs a command as an ordinary user: uid 1000 in a user namespace whose
-# files are this user's. A root process takes its trust -- keys, root metadata, the rollback
-# floor -- from the machine itself, never from CUDAENV_SYSROOT (docs/channel.md, "Where trust
-# lives"), so a test whose keys live under a sysroot runs cudaenv as a non-root user, as a
-# developer's own account would. Empty when the tests already run as non-root.
-AS_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"] if os.geteuid() == 0 else []
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+# a root cudaenv takes its trust from the machine itself: tests with keys under a sysroot run it
+# through AS_USER (tests/support/as_user.py)
+from as_user import AS_USER  # noqa: E402,F401
 
 
 _MACHINE_NS_SCRIPT = r"""
@@ -129,10 +128,8 @@ def assert_one_line_error(res, code):
 
 import hashlib
 import shutil
-import sys
 import tarfile
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import fixture_mirror  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 

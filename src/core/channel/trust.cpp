@@ -436,6 +436,11 @@ std::string TrustState::distrust_claimed(const std::vector<std::string>& ids) co
     return "";
 }
 
+std::string TrustState::distrust_set(const Release& release, const fs::path& set_dir) const {
+    return release.signed_by.empty() ? distrust_claimed(claimed_signers(set_dir))
+                                     : distrust(release.signed_by);
+}
+
 std::optional<Floor> TrustState::floor() const {
     std::optional<Floor> best;
     for (const auto& f : floors) {

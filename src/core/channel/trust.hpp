@@ -27,6 +27,7 @@
 
 #include "../error.hpp"
 #include "envelope.hpp"
+#include "sets.hpp"
 #include "signing.hpp"
 
 #include <cstdint>
@@ -117,6 +118,9 @@ struct TrustState {
     /// which the cudaenv that took it verified only one): trusted only when each id named is
     /// still trusted and enough alone. Hashes keys: loads libcrypto.
     std::string distrust_claimed(const std::vector<std::string>& ids) const;
+    /// distrust() for a set by its release.json's signers, or distrust_claimed() by its
+    /// bundle's header where an older cudaenv recorded none.
+    std::string distrust_set(const Release& release, const std::filesystem::path& set_dir) const;
     /// The highest floor whose signers are still trusted.
     std::optional<Floor> floor() const;
 };

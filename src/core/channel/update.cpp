@@ -155,8 +155,7 @@ std::vector<fs::path> roots_of(const store::Root& root) {
 ManifestsInUse
 baseline(const UpdateRequest& req, const TrustState& trust, std::vector<std::string>& notes) {
     auto m = choose_manifests(req.floor, roots_of(req.root), [&](const ManifestsInUse& set) {
-        return set.release.signed_by.empty() ? trust.distrust_claimed(claimed_signers(set.dir))
-                                             : trust.distrust(set.release.signed_by);
+        return trust.distrust_set(set.release, set.dir);
     });
     for (const auto& w : m.warnings) {
         if (w.find(" is not used: ") != std::string::npos) {
@@ -181,8 +180,7 @@ Status clear_untrusted(const UpdateRequest& req,
     if (!release) {
         return Ok{};
     }
-    std::string why = release->signed_by.empty() ? trust.distrust_claimed(claimed_signers(dir))
-                                                 : trust.distrust(release->signed_by);
+    std::string why = trust.distrust_set(*release, dir);
     if (why.empty()) {
         return Ok{};
     }

@@ -36,6 +36,12 @@ struct Policy {
     /// it. `deadline_said` names it in the error ("120 s, CUDAENV_CHANNEL_TIMEOUT").
     std::optional<std::chrono::steady_clock::time_point> deadline;
     std::string deadline_said;
+
+    /// Starts the deadline: `limit` from now, named by `variable` in the error.
+    void start_deadline(std::chrono::seconds limit, std::string_view variable) {
+        deadline = std::chrono::steady_clock::now() + limit;
+        deadline_said = std::to_string(limit.count()) + " s, " + std::string(variable);
+    }
 };
 
 struct Request {

@@ -155,15 +155,14 @@ install::Alternates recompressed_alternates(const Session& session) {
     if (base == manifest::k_nvidia_base || (off && (*off == "off" || *off == "0"))) {
         return {};
     }
-    auto policy = session.download_policy();
-    long seconds =
-        static_cast<long>(session.env_number_value("CUDAENV_CHANNEL_TIMEOUT").value_or(120));
-    policy.deadline_said = std::to_string(seconds) + " s, CUDAENV_CHANNEL_TIMEOUT";
-    return [base, policy, seconds, anchors = trust_anchors(session)]() mutable
-           -> Result<std::map<std::string, install::Alternate>> {
+    return [base,
+            policy = session.download_policy(),
+            limit = session.channel_timeout(),
+            anchors = trust_anchors(
+                session)]() mutable -> Result<std::map<std::string, install::Alternate>> {
         // the same keys, revocations and root metadata as the update channel's bundles
         auto trust = CUDAENV_TRY(channel::load_trust(anchors));
-        policy.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        policy.start_deadline(limit, "CUDAENV_CHANNEL_TIMEOUT");
         auto index = CUDAENV_TRY(mirror::fetch_index(base, policy, trust.ring()));
         std::map<std::string, install::Alternate> out;
         if (!index) {

@@ -183,6 +183,10 @@ fetch::Policy Session::download_policy() const {
     return p;
 }
 
+std::chrono::seconds Session::channel_timeout() const {
+    return std::chrono::seconds(env_number(*this, "CUDAENV_CHANNEL_TIMEOUT", 120));
+}
+
 std::chrono::milliseconds Session::lock_timeout() const {
     return std::chrono::seconds(env_number(*this, "CUDAENV_LOCK_TIMEOUT", 600));
 }

@@ -83,6 +83,10 @@ struct Session {
     /// Plain http only when the user configured an http mirror.
     fetch::Policy download_policy() const;
 
+    /// CUDAENV_CHANNEL_TIMEOUT seconds (default 120): everything one update fetches, and a
+    /// mirror's recompressed index.
+    std::chrono::seconds channel_timeout() const;
+
     /// CUDAENV_LOCK_TIMEOUT seconds (default 600).
     std::chrono::milliseconds lock_timeout() const;
 

@@ -83,9 +83,7 @@ void judge_sets_by_trust(Session& session) {
         if (!trust) {
             return "the keys this machine trusts cannot be read (" + trust.error().message + ")";
         }
-        return set.release.signed_by.empty()
-                   ? trust->distrust_claimed(channel::claimed_signers(set.dir))
-                   : trust->distrust(set.release.signed_by);
+        return trust->distrust_set(set.release, set.dir);
     };
 }
 

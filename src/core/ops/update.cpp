@@ -36,10 +36,7 @@ update_manifests(Session& session, bool check, const std::string& cudaenv_versio
     req.now = std::time(nullptr);
     req.cudaenv_version = cudaenv_version;
     // one deadline for everything the update fetches: the root metadata and the bundle
-    long seconds =
-        static_cast<long>(session.env_number_value("CUDAENV_CHANNEL_TIMEOUT").value_or(120));
-    req.policy.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    req.policy.deadline_said = std::to_string(seconds) + " s, CUDAENV_CHANNEL_TIMEOUT";
+    req.policy.start_deadline(session.channel_timeout(), "CUDAENV_CHANNEL_TIMEOUT");
     req.check = check;
     req.lock_timeout = session.lock_timeout();
     auto out = CUDAENV_TRY(channel::update(req));
