@@ -1,0 +1,211 @@
+#include "platform.hpp"
+
+#include "../config.hpp"
+
+#include <sys/utsname.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace cudaenv::sys {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_small(const fs::path& p, std::size_t cap = 4096) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+        return {};
+    }
+    std::string text(cap, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(cap));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+/// "# R36 (release), REVISION: 4.3, GCID: ..." -> "36.4.3"; "" when the line is not that.
+std::string l4t_release(std::string_view text) {
+    auto r = text.find('R');
+    if (r == std::string_view::npos) {
+        return {};
+    }
+    std::size_t i = r + 1;
+    std::string major;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        major += text[i++];
+    }
+    if (major.empty()) {
+        return {};
+    }
+    auto rev = text.find("REVISION:", i);
+    if (rev == std::string_view::npos) {
+        return major;
+    }
+    i = rev + 9;
+    while (i < text.size() && text[i] == ' ') {
+        ++i;
+    }
+    std::string revision;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) {
+        revision += text[i++];
+    }
+    return revision.empty() ? major : major + "." + revision;
+}
+
+std::string jetpack_of(const std::string& l4t) {
+    auto major = l4t.substr(0, l4t.find('.'));
+    if (major == "32") {
+        return "4";
+    }
+    if (major == "35") {
+        return "5";
+    }
+    if (major == "36") {
+        return "6";
+    }
+    if (major == "38") {
+        return "7";
+    }
+    if (major == "39") {
+        return "7.2";
+    }
+    return {};
+}
+
+/// The device tree's compatible list is NUL-separated; the SoC entry is "nvidia,tegraNNN".
+void read_compatible(const fs::path& sysroot, Jetson& j) {
+    std::string text = read_small(under_sysroot(sysroot, "/proc/device-tree/compatible"));
+    if (text.empty()) {
+        text = read_small(under_sysroot(sysroot, "/sys/firmware/devicetree/base/compatible"));
+    }
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\0', start);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::string_view entry(text.data() + start, end - start);
+        if (entry.rfind("nvidia,tegra", 0) == 0) {
+            j.compatible = std::string(entry);
+            auto chip = entry.substr(12);
+            if (chip == "264") {
+                j.soc = "thor";
+            } else if (chip == "234") {
+                j.soc = "orin";
+            } else if (chip == "194") {
+                j.soc = "xavier";
+            } else if (chip == "186") {
+                j.soc = "tx2";
+            } else if (chip == "210") {
+                j.soc = "nano";
+            }
+            return;
+        }
+        start = end + 1;
+    }
+}
+
+} // namespace
+
+HostMachine read_host_machine(const fs::path& sysroot, std::string_view uname_machine) {
+    HostMachine h;
+    h.machine = std::string(uname_machine);
+    if (uname_machine == "x86_64") {
+        h.kind = HostKind::x86_64;
+        return h;
+    }
+    if (uname_machine != "aarch64" && uname_machine != "arm64") {
+        return h;
+    }
+    Jetson j;
+    std::string release = read_small(under_sysroot(sysroot, "/etc/nv_tegra_release"), 512);
+    if (!release.empty()) {
+        j.l4t = l4t_release(release.substr(0, release.find('\n')));
+        j.jetpack = jetpack_of(j.l4t);
+    }
+    read_compatible(sysroot, j);
+    if (release.empty() && j.compatible.empty()) {
+        h.kind = HostKind::arm_server;
+        return h;
+    }
+    h.kind = HostKind::jetson;
+    h.jetson = std::move(j);
+    return h;
+}
+
+HostMachine read_host_machine(const fs::path& sysroot) {
+    struct utsname u {};
+
+    if (::uname(&u) != 0) {
+        return read_host_machine(sysroot, "");
+    }
+    return read_host_machine(sysroot, u.machine);
+}
+
+PlatformChoice platform_for(const HostMachine& host, int major, int minor) {
+    PlatformChoice c;
+    switch (host.kind) {
+    case HostKind::x86_64:
+        c.platform = "linux-x86_64";
+        return c;
+    case HostKind::arm_server:
+        c.platform = "linux-sbsa";
+        return c;
+    case HostKind::other:
+        c.refusal =
+            "NVIDIA publishes CUDA for linux-x86_64, linux-sbsa and Jetson's linux-aarch64; "
+            "this machine is " +
+            (host.machine.empty() ? std::string("unknown") : host.machine);
+        return c;
+    case HostKind::jetson:
+        break;
+    }
+    const std::string& soc = host.jetson ? host.jetson->soc : std::string();
+    const bool cuda13 = major >= 13;
+    if (soc == "thor") {
+        if (cuda13) {
+            c.platform = "linux-sbsa";
+        } else {
+            c.refusal = "Jetson Thor runs CUDA 13.0 and later (JetPack 7, linux-sbsa archives); "
+                        "NVIDIA ships no CUDA " +
+                        std::to_string(major) + "." + std::to_string(minor) + " for it";
+        }
+        return c;
+    }
+    if (!cuda13) {
+        c.platform = "linux-aarch64";
+        return c;
+    }
+    if (soc == "orin" && (major > 13 || minor >= 2)) {
+        c.platform = "linux-sbsa";
+        c.compat_component = "cuda_compat_orin";
+        return c;
+    }
+    if (soc == "orin") {
+        c.refusal = "Jetson Orin runs CUDA 13 from 13.2 (linux-sbsa with cuda_compat_orin, "
+                    "JetPack 7.2); CUDA 13.0 and 13.1 are for Jetson Thor only";
+        return c;
+    }
+    c.refusal = "NVIDIA ships CUDA 13 for Jetson Thor (JetPack 7) and Orin (from 13.2, JetPack "
+                "7.2) only; this Jetson (" +
+                (soc.empty() ? std::string("unrecognised SoC") : soc) +
+                ") takes linux-aarch64 releases up to 12.9";
+    return c;
+}
+
+std::string default_platform(const HostMachine& host) {
+    switch (host.kind) {
+    case HostKind::x86_64:
+        return "linux-x86_64";
+    case HostKind::arm_server:
+        return "linux-sbsa";
+    case HostKind::jetson:
+        return host.jetson && host.jetson->soc == "thor" ? "linux-sbsa" : "linux-aarch64";
+    case HostKind::other:
+        break;
+    }
+    return {};
+}
+
+} // namespace cudaenv::sys
