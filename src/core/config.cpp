@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include "fs.hpp"
+#include "manifest/model.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -81,8 +82,15 @@ Result<SystemConfig> parse_system_config(std::string_view text, const fs::path& 
                 return bad("'" + key + "' must be an http:// or https:// URL, got '" + value + "'");
             }
             (key == "mirror" ? cfg.mirror : cfg.channel) = value;
+        } else if (key == "platform") {
+            if (!manifest::is_platform(value)) {
+                return bad("'platform' must be " + manifest::platform_list() + ", got '" + value +
+                           "'");
+            }
+            cfg.platform = value;
         } else {
-            return bad("unknown setting '" + key + "' (known: root, mirror, channel, manifests)");
+            return bad("unknown setting '" + key +
+                       "' (known: root, mirror, channel, manifests, platform)");
         }
     }
     return cfg;

@@ -7,6 +7,7 @@
 //   mirror = http://mirror.example/cuda  # instead of NVIDIA's host
 //   channel = https://channel.example/stable  # where `cudaenv update` fetches manifests bundles
 //   manifests = /srv/cudaenv/manifests   # instead of the built-in manifests (the floor)
+//   platform = linux-sbsa                # NVIDIA's platform to take, instead of this machine's
 #pragma once
 
 #include "error.hpp"
@@ -28,6 +29,7 @@ struct SystemConfig {
     std::optional<std::string> mirror;    ///< http(s) URL
     std::optional<std::string> channel;   ///< http(s) URL of the update channel's folder
     std::optional<std::string> manifests; ///< absolute, as the machine sees it
+    std::optional<std::string> platform;  ///< linux-x86_64, linux-sbsa or linux-aarch64
 };
 
 /// Parses a config file's text; `file` names it in errors ("<file>:<line>: ..."). Unknown keys,

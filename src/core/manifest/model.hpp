@@ -20,6 +20,25 @@ inline constexpr std::string_view k_schema = "cudaenv.manifest/1";
 /// Platforms cudaenv installs for (NVIDIA's platform keys).
 inline constexpr std::string_view k_platforms[] = {"linux-x86_64", "linux-sbsa"};
 
+/// One of k_platforms.
+constexpr bool is_platform(std::string_view p) {
+    for (auto k : k_platforms) {
+        if (k == p) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// "linux-x86_64, linux-sbsa" -- for messages.
+inline std::string platform_list() {
+    std::string out;
+    for (auto k : k_platforms) {
+        out += (out.empty() ? "" : ", ") + std::string(k);
+    }
+    return out;
+}
+
 /// The download base that artifact paths are relative to; a mirror replaces it.
 inline constexpr std::string_view k_nvidia_base = "https://developer.download.nvidia.com/compute";
 

@@ -96,6 +96,31 @@ std::filesystem::path Session::sysroot() const {
     return s && !s->empty() ? std::filesystem::path(*s) : std::filesystem::path("/");
 }
 
+const sys::HostMachine& Session::host() const {
+    if (!m_host) {
+        m_host = sys::read_host_machine(sysroot());
+    }
+    return *m_host;
+}
+
+std::string Session::forced_platform() const {
+    if (!platform.empty()) {
+        return platform;
+    }
+    if (auto p = getenv("CUDAENV_PLATFORM"); p && !p->empty()) {
+        return *p;
+    }
+    return system.platform.value_or("");
+}
+
+sys::PlatformChoice Session::platform_for(const Version& cuda) const {
+    if (auto forced = forced_platform(); !forced.empty()) {
+        return sys::PlatformChoice{forced, {}, {}};
+    }
+    return sys::platform_for(
+        host(), static_cast<int>(cuda.major()), static_cast<int>(cuda.minor()));
+}
+
 std::filesystem::path Session::system_root() const {
     return under_sysroot(sysroot(), system.root.value_or(k_default_system_root));
 }
@@ -158,6 +183,11 @@ Status Session::check_environment() const {
         if (auto v = getenv(std::string(var.name)); v && !v->empty()) {
             CUDAENV_TRY(parse_number(var, *v));
         }
+    }
+    if (auto p = getenv("CUDAENV_PLATFORM"); p && !p->empty() && !manifest::is_platform(*p)) {
+        return Error(ErrorCode::usage,
+                     "CUDAENV_PLATFORM must be " + manifest::platform_list() + ", got '" + *p +
+                         "'");
     }
     return Ok{};
 }

@@ -11,6 +11,7 @@
 #include "core/fetch/download.hpp"
 #include "core/manifest/model.hpp"
 #include "core/store/root.hpp"
+#include "core/sys/platform.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -30,6 +31,7 @@ struct Session {
     std::string manifests_dir; ///< --manifests; empty: CUDAENV_MANIFESTS, then the sets in use
     std::string mirror;        ///< --mirror; empty: CUDAENV_MIRROR, then the config, then NVIDIA
     std::string channel;       ///< a command's --channel; empty: see channel_url()
+    std::string platform;      ///< a command's --platform; empty: see forced_platform()
 
     /// The machine's config file (<sysroot>/etc/cudaenv/config), read by load_config() before
     /// any command runs; empty until then.
@@ -93,6 +95,19 @@ struct Session {
     /// CUDAENV_LDCONFIG_TIMEOUT seconds an ldconfig run may take before it is killed (default 120).
     std::chrono::seconds ldconfig_timeout() const;
 
+    /// The machine as NVIDIA's archives see it (sys/platform.hpp): uname and the files under
+    /// the sysroot, read once.
+    const sys::HostMachine& host() const;
+
+    /// The platform the user forces for this run: --platform, else CUDAENV_PLATFORM, else the
+    /// config's `platform`; empty when the host decides per release (cross-provisioning, a
+    /// mirror built on x86 for Arm hosts). Checked by check_environment().
+    std::string forced_platform() const;
+
+    /// The platform this run takes for a CUDA release: forced_platform(), else the host's
+    /// choice for that release (sys::platform_for), with its refusal when there is none.
+    sys::PlatformChoice platform_for(const Version& cuda) const;
+
     /// Loads the catalog once per process.
     Result<const manifest::Catalog*> catalog();
 
@@ -111,6 +126,7 @@ struct Session {
   private:
     /// root(), worked out once per process (the shims and the prompt hook call it on every run).
     mutable std::optional<store::Root> m_root;
+    mutable std::optional<sys::HostMachine> m_host;
     std::optional<manifest::Catalog> m_catalog;
     mutable std::optional<channel::ManifestsInUse> m_manifests;
     std::optional<manifest::Catalog> m_frameworks;
