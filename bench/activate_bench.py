@@ -48,7 +48,7 @@ def main():
         # mkdtemp's 0700 would make the machine-wide root below it unreadable to others, which
         # `global` refuses (exit 7): a machine-wide root is world-readable
         tmp.chmod(0o755)
-        data = fixture_mirror.build(tmp / "fixture", exe)
+        data = fixture_mirror.build(tmp / "fixture", exe, platforms=(fixture_mirror.binary_platform(exe),))
         srv = FaultServer(data / "mirror")
         sysroot = tmp / "sysroot"
         (sysroot / "etc" / "ld.so.conf.d").mkdir(parents=True)

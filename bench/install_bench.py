@@ -35,8 +35,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 from fault_server import FaultServer  # noqa: E402
 from as_user import AS_USER  # noqa: E402
+import fixture_mirror  # noqa: E402
 
-PLATFORM = "linux-x86_64"
+PLATFORM = "linux-x86_64"  # main() sets the platform of the cudaenv under test
 VERSION = "99.0.0"
 # CUDAENV_BENCH_SMOKE=1 (.ci/bench-smoke): a few MiB of the machine's own libraries, so CI runs
 # the whole benchmark once and a benchmark that breaks fails CI; its numbers mean nothing.
@@ -74,7 +75,7 @@ def source_files():
                 if p.is_file() and not p.is_symlink():
                     files.append(("cuda_" + sub, p))  # kept at its path below real/sub
     else:
-        libs = sorted(p for p in Path("/usr/lib/x86_64-linux-gnu").rglob("*.so*") if p.is_file() and not p.is_symlink())
+        libs = sorted(p for p in Path("/usr/lib", fixture_mirror.MULTIARCH[fixture_mirror.ARCH[PLATFORM]]).rglob("*.so*") if p.is_file() and not p.is_symlink())
         names = list(LIB_GROUPS)
         files = [(names[i % len(names)], p) for i, p in enumerate(libs)]
     return files
@@ -207,6 +208,8 @@ def main():
     ap.add_argument("--baseline", help="another cudaenv binary, installed with in every run too (a0)")
     args = ap.parse_args()
     cudaenv = str(Path(args.cudaenv).resolve())
+    global PLATFORM
+    PLATFORM = fixture_mirror.binary_platform(cudaenv)
     installers = [("a", cudaenv)]
     if args.baseline:
         installers.append(("a0", str(Path(args.baseline).resolve())))

@@ -57,7 +57,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         tmp.chmod(0o755)
-        data = fixture_mirror.build(tmp / "fixture", exe)
+        data = fixture_mirror.build(tmp / "fixture", exe, platforms=(fixture_mirror.binary_platform(exe),))
 
         def run(*a):
             subprocess.run([exe, *a], check=True, stdout=subprocess.DEVNULL)

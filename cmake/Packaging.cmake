@@ -57,6 +57,16 @@ stack layer by layer (cudaenv doctor).
 Run as root, it keeps its versions in the machine-wide root /opt/cudaenv,
 which every user can read and select from.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # cudaenv_<version>_<arch>.deb
+# Debian's name for the target's architecture: CPack asks `dpkg --print-architecture`, which is
+# the build machine's, so a cross build (the arm64 preset) says it (dpkg-shlibdeps then reads
+# the :arm64 libraries' shlibs through multiarch).
+if(CMAKE_CROSSCOMPILING)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+  endif()
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/cudaenv/cudaenv")

@@ -17,6 +17,19 @@ REFERENCE = Path(os.environ.get("CUDAENV_TEST_REFERENCE", Path(__file__).parents
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import fixture_mirror  # noqa: E402
+
+# The platform the fixtures are made for: CUDAENV_TEST_PLATFORM, else the binary's own (an arm64
+# build tested under qemu-user gets linux-sbsa archives holding aarch64 libraries).
+PLATFORM = os.environ.get("CUDAENV_TEST_PLATFORM") or fixture_mirror.binary_platform(EXE or "")
+TRIPLE = fixture_mirror.TARGET_TRIPLE[PLATFORM]  # NVIDIA's targets/<triple>
+MULTIARCH = fixture_mirror.MULTIARCH[fixture_mirror.ARCH[PLATFORM]]  # Debian's lib/<triplet>
+# A run for another architecture names the ldconfig that architecture's glibc ships (.ci/arm64:
+# Debian's arm64 ldconfig, run under qemu-user): `global` runs it, as it would on that machine.
+LDCONFIG = os.environ.get("CUDAENV_TEST_LDCONFIG")
+# The C compiler for programs the tests link against installed libraries: the platform's own
+# (aarch64-linux-gnu-gcc for an arm64 binary on an x86_64 machine; qemu-user runs what it makes)
+CC = fixture_mirror.compiler_for(PLATFORM)
 # a root cudaenv takes its trust from the machine itself: tests with keys under a sysroot run it
 # through AS_USER (tests/support/as_user.py)
 from as_user import AS_USER  # noqa: E402,F401
@@ -92,6 +105,8 @@ class Cudaenv:
                if not k.startswith(("CUDA", "CUDAENV_", "LD_LIBRARY_PATH", "NVIDIA_"))}
         env.update(HOME=str(tmp_path / "home"), CUDAENV_ROOT=str(tmp_path / "root"), NO_COLOR="1",
                    LC_ALL="C.UTF-8")
+        if LDCONFIG:
+            env["CUDAENV_LDCONFIG"] = LDCONFIG
         (tmp_path / "home").mkdir()
         self.env = env
         self.run_as = []  # AS_USER for a test whose trusted keys live under a sysroot
@@ -130,7 +145,6 @@ import hashlib
 import shutil
 import tarfile
 
-import fixture_mirror  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
 
@@ -142,7 +156,7 @@ def fixture_dir(tmp_path_factory):
     if not Path(EXE).exists():
         pytest.fail(f"CUDAENV_EXE={EXE} does not exist (did the build fail?)")
     out = tmp_path_factory.mktemp("fixture")
-    return fixture_mirror.build(out, EXE, MANIFESTS)
+    return fixture_mirror.build(out, EXE, MANIFESTS, platforms=(PLATFORM,))
 
 
 @pytest.fixture(scope="session")
@@ -152,7 +166,7 @@ def newer_fixture_dir(tmp_path_factory):
     if not EXE or not Path(EXE).exists():
         pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
     out = tmp_path_factory.mktemp("fixture-newer")
-    return fixture_mirror.build(out, EXE, MANIFESTS, newer=True)
+    return fixture_mirror.build(out, EXE, MANIFESTS, newer=True, platforms=(PLATFORM,))
 
 
 @pytest.fixture
@@ -226,7 +240,7 @@ def leftovers(root):
 
 def component_path(fixture_dir, version, component):
     doc = json.loads((fixture_dir / "manifests" / "cuda" / f"{version}.json").read_text())
-    return "/" + doc["components"][component]["platforms"]["linux-x86_64"]["path"]
+    return "/" + doc["components"][component]["platforms"][PLATFORM]["path"]
 
 
 def craft_archive(path, entries, top, compression="xz"):
@@ -271,7 +285,7 @@ def replace_component(inst, tmp_path, archive_bytes_path, component="cuda_cudart
         shutil.copytree(inst.fixture / "manifests", man)
     doc_path = man / "cuda" / f"{version}.json"
     doc = json.loads(doc_path.read_text())
-    entry = doc["components"][component]["platforms"]["linux-x86_64"]
+    entry = doc["components"][component]["platforms"][PLATFORM]
     dest = tmp_path / "extra" / entry["path"]
     dest.parent.mkdir(parents=True, exist_ok=True)
     data = Path(archive_bytes_path).read_bytes()

@@ -9,11 +9,12 @@ import time
 
 import pytest
 
-from conftest import EXE, assert_one_line_error
+from conftest import CC, EXE, assert_one_line_error
+from conftest import LDCONFIG as PLATFORM_LDCONFIG
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
-LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+LDCONFIG = PLATFORM_LDCONFIG or shutil.which("ldconfig") or "/sbin/ldconfig"
 
 
 def cache(s):
@@ -258,7 +259,7 @@ def test_the_real_loader_follows_the_switch(machine, tmp_path):
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
     for name, version in (("probe11", TF213), ("probe12", TF216)):
         lib = machine.root / "versions" / version / "lib64"
-        subprocess.run(["gcc", str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart"], check=True)
+        subprocess.run([CC, str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart"], check=True)
 
     def run_inside(program):
         script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '

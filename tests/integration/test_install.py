@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_intact, assert_one_line_error, component_path, craft_archive,
+from conftest import (CC, assert_intact, assert_one_line_error, component_path, craft_archive,
                       leftovers, replace_component, snapshot)
 
 TF213 = "11.8.0+cudnn8.6.0.163"
@@ -40,7 +40,7 @@ def test_install_lays_out_cuda_and_flattened_cudnn(inst, tmp_path):
     probe = tmp_path / "probe.c"
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
-    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "probe"), f"-L{lib64}", "-lcudart"], check=True)
+    subprocess.run([CC, str(probe), "-o", str(tmp_path / "probe"), f"-L{lib64}", "-lcudart"], check=True)
     run = subprocess.run([tmp_path / "probe"], capture_output=True, text=True,
                          env={"LD_LIBRARY_PATH": str(lib64)})
     assert run.stdout.strip() == "11080"

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import assert_one_line_error
+from conftest import CC, assert_one_line_error
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
@@ -143,13 +143,13 @@ def test_exec_runs_with_the_versions_environment_and_passes_the_status(two, tmp_
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
     lib = two.root / "versions" / TF213 / "lib64"
-    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "probe"), f"-L{lib}", "-lcudart"], check=True)
+    subprocess.run([CC, str(probe), "-o", str(tmp_path / "probe"), f"-L{lib}", "-lcudart"], check=True)
     assert two("exec", "--", str(tmp_path / "probe"), cwd=two.proj).out.strip() == "11080"
     # linked against CUDA 11's runtime (SONAME libcudart.so.11.0), it cannot load CUDA 12's
     wrong = two("exec", "--", str(tmp_path / "probe"), cwd=two.proj, env={"CUDAENV_VERSION": TF216})
     assert wrong.rc != 0 and "libcudart.so.11.0" in wrong.err
     lib12 = two.root / "versions" / TF216 / "lib64"
-    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "probe12"), f"-L{lib12}", "-lcudart"], check=True)
+    subprocess.run([CC, str(probe), "-o", str(tmp_path / "probe12"), f"-L{lib12}", "-lcudart"], check=True)
     assert two("exec", "--", str(tmp_path / "probe12"), cwd=two.proj,
                env={"CUDAENV_VERSION": TF216}).out.strip() == "12040"
     assert two("exec", "--", "no-such-tool", cwd=two.proj).rc == 127

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import EXE, assert_one_line_error
+from conftest import CC, EXE, assert_one_line_error
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
@@ -106,7 +106,7 @@ def test_hook_follows_the_directory_and_restores_on_leaving(env, shell, tmp_path
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
     lib = env.root / "versions" / TF213 / "lib64"
-    subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "train"), f"-L{lib}", "-lcudart"], check=True)
+    subprocess.run([CC, str(probe), "-o", str(tmp_path / "train"), f"-L{lib}", "-lcudart"], check=True)
     train = tmp_path / "train"
     extra = {"LD_LIBRARY_PATH": "/opt/mine", "CUDA_HOME": "/opt/theirs"}
     if shell == "fish":

@@ -9,6 +9,11 @@
 # back with its loader entry working again. Needs root (mount namespaces, dpkg).
 #
 #   tests/packaging/deb_test.sh build/deb/cudaenv_0.2.0_amd64.deb
+#
+# CUDAENV_DEB_PREBUILT=DIR: what the test compiles, made beforehand (a root with no compiler: the
+# arm64 Debian root .ci/arm64 runs this in): DIR/fixture (fixture_mirror.py's mirror and
+# reference, for this architecture), DIR/libcudart.so.12.4.127 and DIR/probe (alice's program,
+# linked against libcudart.so.11.0).
 set -euo pipefail
 
 deb=$(realpath "${1:?usage: deb_test.sh PACKAGE.deb}")
@@ -55,7 +60,15 @@ cudaenv --version | grep -q '^manifests: /usr/share/cudaenv/manifests$' || fail 
 
 step "a loopback mirror of fixture releases (NVIDIA's layout, real ELF libraries)"
 data=/srv/fixture
-/usr/bin/python3 "$src/tests/support/fixture_mirror.py" "$data" --cudaenv /usr/bin/cudaenv >/dev/null
+pre=${CUDAENV_DEB_PREBUILT:-}
+if [ -n "$pre" ]; then
+  cp -r "$pre/fixture" "$data"
+  mkdir -p "$data/manifests"
+  cudaenv __generate-manifests --reference "$data/reference" --out "$data/manifests" >/dev/null
+  cp "$src/manifests/profiles.json" "$data/manifests/"
+else
+  /usr/bin/python3 "$src/tests/support/fixture_mirror.py" "$data" --cudaenv /usr/bin/cudaenv >/dev/null
+fi
 /usr/bin/python3 "$src/tests/support/fault_server.py" "$data/mirror" --port-file /srv/port &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
@@ -75,8 +88,12 @@ bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -
 [ -z "$bad" ] || fail "not world-readable and read-only (0444/0555) under umask 077: $bad"
 step "the machine had CUDA 12.4 from NVIDIA's runfile: /usr/local/cuda -> /usr/local/cuda-12.4/, its loader entry"
 mkdir -p /usr/local/cuda-12.4/lib64
-printf 'int cudaRuntimeGetVersion(int *v) { *v = 12040; return 0; }\n' >/srv/rt12.c
-gcc -shared -fPIC -Wl,-soname,libcudart.so.12 -o /usr/local/cuda-12.4/lib64/libcudart.so.12.4.127 /srv/rt12.c
+if [ -n "$pre" ]; then
+  cp "$pre/libcudart.so.12.4.127" /usr/local/cuda-12.4/lib64/
+else
+  printf 'int cudaRuntimeGetVersion(int *v) { *v = 12040; return 0; }\n' >/srv/rt12.c
+  gcc -shared -fPIC -Wl,-soname,libcudart.so.12 -o /usr/local/cuda-12.4/lib64/libcudart.so.12.4.127 /srv/rt12.c
+fi
 ln -s libcudart.so.12.4.127 /usr/local/cuda-12.4/lib64/libcudart.so.12
 ln -s /usr/local/cuda-12.4/ /usr/local/cuda
 echo /usr/local/cuda-12.4/lib64 >/etc/ld.so.conf.d/988_cuda-12.conf
@@ -123,7 +140,11 @@ int cudaRuntimeGetVersion(int *);
 int main(void) { int v = 0; cudaRuntimeGetVersion(&v); printf("%d\n", v); return 0; }
 C
 chown alice /home/alice/probe.c
-as_alice gcc -o /home/alice/probe /home/alice/probe.c -L/usr/local/cuda/lib64 -l:libcudart.so.11.0
+if [ -n "$pre" ]; then
+  install -o alice -m 0755 "$pre/probe" /home/alice/probe
+else
+  as_alice gcc -o /home/alice/probe /home/alice/probe.c -L/usr/local/cuda/lib64 -l:libcudart.so.11.0
+fi
 [ "$(as_alice /home/alice/probe)" = 11080 ] || fail "alice's program did not load CUDA 11.8's runtime"
 
 step "as root: cudaenv update from the mirror's channel copy, signed by the site's key"

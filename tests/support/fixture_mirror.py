@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds a fixture mirror: NVIDIA's exact archive layouts holding real ELF libraries.
 
-    fixture_mirror.py DIR [--manifests-from CUDAENV]
+    fixture_mirror.py DIR [--cudaenv CUDAENV] [--platform P ...]
 
 writes
     DIR/mirror/    a tree laid out like https://developer.download.nvidia.com/compute:
@@ -15,6 +15,11 @@ writes
 Libraries are compiled here with gcc: real SONAMEs, real version functions
 (cudaRuntimeGetVersion, cudnnGetVersion), so the loader, ldconfig and dlopen treat them as the
 real thing. nvcc is a script that prints NVIDIA's version banner.
+
+The platform is a parameter: each release is built for the platforms asked for among those NVIDIA
+ships it for (RELEASE_PLATFORMS: Jetson's linux-aarch64 exists for CUDA 11.8 and 12.4 and cuDNN
+9.1, not for CUDA 13 or cuDNN 8.6), each platform's libraries compiled for its architecture
+(aarch64-linux-gnu-gcc for linux-sbsa and linux-aarch64 on an x86_64 machine).
 """
 import argparse
 import gzip
@@ -26,10 +31,23 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import platform as host
 import tempfile
 from pathlib import Path
 
-PLATFORM = "linux-x86_64"
+PLATFORM = "linux-x86_64"  # the default platform, and the only one the old tgz layout has
+ARCH = {"linux-x86_64": "x86_64", "linux-sbsa": "aarch64", "linux-aarch64": "aarch64"}
+# NVIDIA's target folder (targets/<triple>) and Debian's multiarch triplet, per platform
+TARGET_TRIPLE = {"linux-x86_64": "x86_64-linux", "linux-sbsa": "sbsa-linux", "linux-aarch64": "aarch64-linux"}
+MULTIARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+# The platforms NVIDIA publishes each fixture release for (the real indexes: linux-aarch64 in
+# CUDA 11.8, 12.0-12.2, 12.4-12.9 and cuDNN 8.9, 9.0-9.20 only; ../shared/reference/jetson.json)
+ALL = ("linux-x86_64", "linux-sbsa", "linux-aarch64")
+RELEASE_PLATFORMS = {"11.8.0": ALL, "12.4.1": ALL, "13.4.2": ("linux-x86_64", "linux-sbsa"),
+                     "8.6.0.163": ("linux-x86_64", "linux-sbsa"), "9.1.1.17": ALL,
+                     "9.27.0.42": ("linux-x86_64", "linux-sbsa")}
+# components NVIDIA ships for some platforms only
+COMPONENT_PLATFORMS = {"cuda_compat": ("linux-x86_64",), "cuda_compat_orin": ("linux-sbsa",)}
 NVIDIA = "https://developer.download.nvidia.com/compute"
 
 # CUDA releases: component -> (version, [(real file, soname, [symlinks], exported C function)])
@@ -101,6 +119,11 @@ CUDA_NEWER = {
                                         "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 130501; return 0; }")]),
             "libnvjitlink": ("13.4.75", [("libnvJitLink.so.13.4.75", "libnvJitLink.so.13", ["libnvJitLink.so"],
                                           "int nvJitLinkVersion(unsigned *a, unsigned *b) { *a = 13; *b = 4; return 0; }")]),
+            # Orin's forward-compatibility driver for CUDA 13 (linux-sbsa only, from 13.2; the
+            # real 13.4.2 index: cuda_compat_orin 13.4.47145772)
+            "cuda_compat_orin": ("13.4.47145772", [("libcuda.so.1.1", "libcuda.so.1", ["libcuda.so"],
+                                                    "int cuDriverGetVersion(int *v) { *v = 13040; return 0; }\n"
+                                                    "int cuInit(unsigned f) { (void)f; return 0; }")]),
         },
         "nvcc_banner": "Cuda compilation tools, release 13.4, V13.4.78\nBuild cuda_13.4.r13.4/compiler.36400000_0",
         "names": {"cuda_nvcc": "Cuda Nvcc", "cuda_cudart": "Cuda Cudart"},
@@ -150,12 +173,35 @@ def sha256(path):
     return h.hexdigest()
 
 
+def binary_platform(exe):
+    """NVIDIA's platform for the architecture a binary was built for (its ELF e_machine): tests
+    and benchmarks make their fixtures for the platform of the cudaenv under test (an arm64 build
+    run under qemu-user gets linux-sbsa archives holding aarch64 libraries)."""
+    try:
+        with open(exe, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return PLATFORM
+    machine = int.from_bytes(head[18:20], "little") if head[:4] == b"\x7fELF" else 0
+    return {62: "linux-x86_64", 183: "linux-sbsa"}.get(machine, PLATFORM)
+
+
+def compiler_for(plat):
+    """gcc for the platform's architecture: this machine's own, else Debian's cross compiler."""
+    arch = ARCH[plat]
+    native = host.machine() == arch
+    for name in ([] if not native else ["gcc", "cc"]) + [MULTIARCH[arch] + "-gcc"]:
+        if shutil.which(name):
+            return shutil.which(name)
+    sys.exit(f"fixture_mirror: no C compiler for {plat} ({MULTIARCH[arch]}-gcc: "
+             "apt-get install gcc-" + arch.replace("_", "-") + "-linux-gnu)")
+
+
 class Compiler:
-    def __init__(self, work):
-        self.work = Path(work)
-        self.cc = shutil.which("gcc") or shutil.which("cc")
-        if not self.cc:
-            sys.exit("fixture_mirror: gcc is needed to build the fixture libraries")
+    def __init__(self, work, plat=PLATFORM):
+        self.work = Path(work) / plat
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.cc = compiler_for(plat)
 
     def shared(self, out, soname, source, needed=()):
         src = self.work / (out + ".c")
@@ -232,16 +278,26 @@ def nvcc_script(banner):
             "*) echo 'nvcc fatal   : No input files specified'; exit 1;; esac\n").encode()
 
 
-def build_cuda(compiler, mirror, version, spec):
+def build_cuda(compilers, mirror, version, spec):
     entries = {"release_date": spec["date"], "release_label": version, "release_product": "cuda"}
     names = spec.get("names", {})
     for comp, (cver, libs) in spec["components"].items():
+        for plat, compiler in compilers.items():
+            if plat in RELEASE_PLATFORMS[version] and plat in COMPONENT_PLATFORMS.get(comp, ALL):
+                build_cuda_component(entries, names, compiler, plat, mirror, version, spec, comp, cver, libs)
+    text = json.dumps(entries, indent=4)
+    (mirror / "cuda" / "redist" / f"redistrib_{version}.json").write_text(text)
+    return text
+
+
+def build_cuda_component(entries, names, compiler, plat, mirror, version, spec, comp, cver, libs):
+    if True:
         compat = comp == "cuda_compat"
         variant = "cuda" + ".".join(version.split(".")[:2])
-        top = f"{comp}-{PLATFORM}-{cver}" + (f"_{variant}" if compat else "") + "-archive"
-        rel = f"{comp}/{PLATFORM}/{top}.tar.xz"
+        top = f"{comp}-{plat}-{cver}" + (f"_{variant}" if compat else "") + "-archive"
+        rel = f"{comp}/{plat}/{top}.tar.xz"
         files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None)]
-        files += lib_files(compiler, "compat" if compat else "lib", libs)
+        files += lib_files(compiler, "compat" if comp.startswith("cuda_compat") else "lib", libs)
         if comp == "cuda_cudart":
             major, minor = (int(x) for x in version.split(".")[:2])
             files.append(("include/cuda_runtime_api.h",
@@ -259,17 +315,15 @@ def build_cuda(compiler, mirror, version, spec):
         write_archive(out, top, files)
         artifact = {"relative_path": rel, "sha256": sha256(out),
                     "md5": hashlib.md5(out.read_bytes()).hexdigest(), "size": str(out.stat().st_size)}
-        entries[comp] = {"name": names.get(comp, comp), "license": "CUDA Toolkit", "version": cver,
-                         PLATFORM: {variant: artifact} if compat else artifact}
+        entry = entries.setdefault(comp, {"name": names.get(comp, comp), "license": "CUDA Toolkit",
+                                          "version": cver})
+        entry[plat] = {variant: artifact} if compat else artifact
         if compat:
-            entries[comp]["cuda_variant"] = [variant[4:]]
+            entry["cuda_variant"] = [variant[4:]]
         if spec.get("windows_arm64"):
             # a platform cudaenv does not serve: listed, never downloaded
-            entries[comp]["windows-arm64"] = {"relative_path": f"{comp}/windows-arm64/{comp}-windows-arm64-{cver}-archive.zip",
-                                              "sha256": "0" * 64, "md5": "0" * 32, "size": "1"}
-    text = json.dumps(entries, indent=4)
-    (mirror / "cuda" / "redist" / f"redistrib_{version}.json").write_text(text)
-    return text
+            entry["windows-arm64"] = {"relative_path": f"{comp}/windows-arm64/{comp}-windows-arm64-{cver}-archive.zip",
+                                      "sha256": "0" * 64, "md5": "0" * 32, "size": "1"}
 
 
 def cudnn_header(version):
@@ -289,13 +343,14 @@ def cudnn_lib_specs(version):
             for lib in CUDNN_LIBS[major]]
 
 
-def build_cudnn_redist(compiler, mirror, version, spec):
+def build_cudnn_redist(compilers, mirror, version, spec):
     label = spec["label"]
     component = {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn",
-                 "version": version, "cuda_variant": spec["variants"], PLATFORM: {}}
-    for variant in spec["variants"]:
-        top = f"cudnn-{PLATFORM}-{version}_cuda{variant}-archive"
-        rel = f"cudnn/{PLATFORM}/{top}.tar.xz"
+                 "version": version, "cuda_variant": spec["variants"]}
+    plats = {p: c for p, c in compilers.items() if p in RELEASE_PLATFORMS[version]}
+    for (plat, compiler), variant in [(pc, v) for pc in plats.items() for v in spec["variants"]]:
+        top = f"cudnn-{plat}-{version}_cuda{variant}-archive"
+        rel = f"cudnn/{plat}/{top}.tar.xz"
         specs = cudnn_lib_specs(version)
         files = [("LICENSE", b"cuDNN fixture license\n", 0o644, "file", None)]
         nested = spec.get("nested")
@@ -308,27 +363,27 @@ def build_cudnn_redist(compiler, mirror, version, spec):
         files.append(("include/cudnn.h", b"#include \"cudnn_version.h\"\n", 0o644, "file", None))
         out = mirror / "cudnn" / "redist" / rel
         write_archive(out, top, files)
-        component[PLATFORM][f"cuda{variant}"] = {"relative_path": rel, "sha256": sha256(out),
-                                                 "md5": hashlib.md5(out.read_bytes()).hexdigest(),
-                                                 "size": str(out.stat().st_size)}
+        component.setdefault(plat, {})[f"cuda{variant}"] = {
+            "relative_path": rel, "sha256": sha256(out), "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+            "size": str(out.stat().st_size)}
     doc = {"release_date": spec["date"], "release_label": label, "release_product": "cudnn",
            "cudnn": component}
     if spec.get("jit"):
         jit = {"name": "NVIDIA CUDA Deep Neural Network Graph JIT library", "license": "cudnn",
-               "version": version, "cuda_variant": spec["variants"], PLATFORM: {}}
+               "version": version, "cuda_variant": spec["variants"]}
         major = version.split(".")[0]
         short = ".".join(version.split(".")[:3])
-        for variant in spec["variants"]:
-            top = f"cudnn_jit-{PLATFORM}-{version}_cuda{variant}-archive"
-            rel = f"cudnn_jit/{PLATFORM}/{top}.tar.xz"
+        for (plat, compiler), variant in [(pc, v) for pc in plats.items() for v in spec["variants"]]:
+            top = f"cudnn_jit-{plat}-{version}_cuda{variant}-archive"
+            rel = f"cudnn_jit/{plat}/{top}.tar.xz"
             files = [("LICENSE", b"cuDNN fixture license\n", 0o644, "file", None)]
             files += lib_files(compiler, "lib", [(f"libcudnn_jit.so.{short}", f"libcudnn_jit.so.{major}",
                                                   ["libcudnn_jit.so"], "int cudnnJitFixture(void) { return 1; }")])
             out = mirror / "cudnn" / "redist" / rel
             write_archive(out, top, files)
-            jit[PLATFORM][f"cuda{variant}"] = {"relative_path": rel, "sha256": sha256(out),
-                                               "md5": hashlib.md5(out.read_bytes()).hexdigest(),
-                                               "size": str(out.stat().st_size)}
+            jit.setdefault(plat, {})[f"cuda{variant}"] = {
+                "relative_path": rel, "sha256": sha256(out), "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+                "size": str(out.stat().st_size)}
         doc["cudnn_jit"] = jit
         # samples: sources only, never installed
         doc["cudnn_samples"] = {"name": "NVIDIA cuDNN samples", "license": "cudnn", "version": version,
@@ -381,7 +436,8 @@ def supplement():
             "sm_support": [{"cuda": "13.4", "same_as": "12.4", "source": "fixture"}]}
 
 
-def build(out, cudaenv=None, project_manifests=None, newer=False):
+def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLATFORM,)):
+    """The mirror for `platforms` (each release built for those of them NVIDIA ships it for)."""
     out = Path(out)
     mirror = out / "mirror"
     ref = out / "reference"
@@ -389,22 +445,23 @@ def build(out, cudaenv=None, project_manifests=None, newer=False):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as work:
-        cc = Compiler(work)
+        ccs = {p: Compiler(work, p) for p in platforms}
+        cc = ccs.get(PLATFORM) or Compiler(work, PLATFORM)  # the old tgz layout: x86_64 only
         for version, spec in CUDA.items():
-            text = build_cuda(cc, mirror, version, spec)
+            text = build_cuda(ccs, mirror, version, spec)
             (ref / f"cuda-redistrib_{version}.json").write_text(text)
         cudnn_entries = []
         for version, spec in CUDNN_REDIST.items():
-            label, text = build_cudnn_redist(cc, mirror, version, spec)
+            label, text = build_cudnn_redist(ccs, mirror, version, spec)
             name = f"cudnn-redistrib_{label}.json"
             (ref / name).write_text(text)
             cudnn_entries.append({"version": version, "builds": [], "manifests": [name]})
         if newer:
             for version, spec in CUDA_NEWER.items():
-                text = build_cuda(cc, mirror, version, spec)
+                text = build_cuda(ccs, mirror, version, spec)
                 (ref / f"cuda-redistrib_{version}.json").write_text(text)
             for version, spec in CUDNN_NEWER.items():
-                label, text = build_cudnn_redist(cc, mirror, version, spec)
+                label, text = build_cudnn_redist(ccs, mirror, version, spec)
                 (ref / f"cudnn-redistrib_{label}.json").write_text(text)  # not in facts.json
             (ref / "cudaenv-supplement.json").write_text(json.dumps(supplement(), indent=2))
         sha, size = build_cudnn_tgz(cc, mirror)
@@ -435,8 +492,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--cudaenv", help="the cudaenv binary, to generate manifests")
+    ap.add_argument("--platform", action="append", choices=ALL,
+                    help="a platform to build (repeatable; default linux-x86_64)")
     args = ap.parse_args()
-    build(args.dir, args.cudaenv)
+    build(args.dir, args.cudaenv, platforms=tuple(args.platform or [PLATFORM]))
     print(args.dir)
 
 
