@@ -89,7 +89,7 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
                                                   "Frameworks", "cudaenv"]
-    assert len(probes) == 26
+    assert len(probes) == 27
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -212,7 +212,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 26
+    assert res.rc == 1 and len(probes) == 27
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -1253,7 +1253,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     # signal 11; under a sanitizer the child reports the SEGV and exits instead: AddressSanitizer
     # with 1, ThreadSanitizer with the preset's exitcode (66)
     assert any(w in p["finding"] for w in ("crashed (signal 11)", "exited with 1", "exited with 66")), p
-    assert len(probes) == 26 and res.rc == 1
+    assert len(probes) == 27 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):

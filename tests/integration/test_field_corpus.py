@@ -14,7 +14,7 @@ import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
 
 FIELD = Path(__file__).resolve().parents[1] / "field"
 CASES = sorted((FIELD / "cases").glob("*.json"))
-PROBES = {"gpu", "arch", "pcie", "thermal", "mig", "xid", "health", "driver", "libcuda", "fabric", "smoke",
+PROBES = {"gpu", "arch", "pcie", "thermal", "mig", "xid", "health", "grace", "driver", "libcuda", "fabric", "smoke",
           "driver-cuda", "compat", "toolkit", "cuda-link", "compiler", "loader", "cudnn", "environment",
           "container", "container-compat", "cdi", "wsl", "frameworks", "cudaenv"}
 CLASSES = {1, 2, 3, 4, 5, 6}

@@ -86,13 +86,32 @@ class Libs:
         return self.build("libcuda.so.1", "libcuda.so.1", source, ["-DFAKE_CUDA"])
 
 
+# What differs between the machines the fixtures lay out, by Debian architecture: the multiarch
+# triplet, NVIDIA's targets/ folder of a server toolkit, how the driver names its architecture in
+# /proc/driver/nvidia/version, and the running kernel.
+ARCHES = {
+    "amd64": dict(triplet="x86_64-linux-gnu", target="x86_64-linux", module_arch="x86_64",
+                  kernel="6.1.0-27-amd64", kernel_text="Linux version 6.1.0-27-amd64 (debian-kernel@lists.debian.org)"),
+    # Ubuntu's 64K-page kernel for Grace, as NVIDIA's Grace benchmarking guide shows it booted
+    # (BOOT_IMAGE=/boot/vmlinuz-6.2.0-1012-nvidia-64k,
+    # https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/index.html)
+    "arm64": dict(triplet="aarch64-linux-gnu", target="sbsa-linux", module_arch="aarch64",
+                  kernel="6.2.0-1012-nvidia-64k", kernel_text="Linux version 6.2.0-1012-nvidia-64k (buildd@bos02-arm64-012)"),
+}
+
+
 class Machine:
-    def __init__(self, root, libs):
+    def __init__(self, root, libs, arch="amd64"):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.libs = libs
         self.gpus = []
         self.driver_settings = {}
+        self.arch = arch
+        a = ARCHES[arch]
+        self.triplet = a["triplet"]
+        self.multiarch = f"/usr/lib/{self.triplet}"
+        self.target = a["target"]
 
     # -- files ------------------------------------------------------------------------------
     def p(self, machine_path):
@@ -140,9 +159,9 @@ class Machine:
         self.write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
         self.p("/etc/ld.so.conf.d").mkdir(parents=True, exist_ok=True)
         self.p("/var/cache/ldconfig").mkdir(parents=True, exist_ok=True)
-        self.p("/usr/lib/x86_64-linux-gnu").mkdir(parents=True, exist_ok=True)
-        self.write("/proc/sys/kernel/osrelease", "6.1.0-27-amd64\n")
-        self.write("/proc/version", "Linux version 6.1.0-27-amd64 (debian-kernel@lists.debian.org)\n")
+        self.p(self.multiarch).mkdir(parents=True, exist_ok=True)
+        self.write("/proc/sys/kernel/osrelease", ARCHES[self.arch]["kernel"] + "\n")
+        self.write("/proc/version", ARCHES[self.arch]["kernel_text"] + "\n")
         self.write("/proc/1/cgroup", "0::/init.scope\n")
         self.write("/usr/share/misc/pci.ids",
                    "# fixture pci.ids\n1002  Advanced Micro Devices, Inc. [AMD/ATI]\n\t1234  Some Radeon\n"
@@ -534,7 +553,7 @@ class Machine:
         self.ldconfig()
         return self
 
-    def debian12_nvidia_debs(self, driver="550.54.15"):
+    def debian12_nvidia_debs(self, driver="550.54.15", gpu_device="0x20b0"):
         """A healthy Debian 12 machine as NVIDIA's own packages lay it out: merged /usr; an A100
         on x16 gen4 under its PCIe root port, sysfs linking /sys/bus/pci/devices to the device
         under its bridge; the open kernel module 550's /proc/driver/nvidia/version and the
@@ -542,19 +561,21 @@ class Machine:
         from cuda-toolkit-12-4 (targets/x86_64-linux/{lib,include} real folders, lib64 and include
         links to them, /usr/local/cuda and /usr/local/cuda-12 through /etc/alternatives,
         000_cuda.conf and 988_cuda-12.conf); cuDNN 9.1.1 from cudnn9-cuda-12 in the multiarch
-        folder, its header under /usr/include/x86_64-linux-gnu reached through alternatives."""
+        folder, its header under /usr/include/x86_64-linux-gnu reached through alternatives.
+        On a Machine(arch="arm64") the same packages for arm64: aarch64-linux-gnu folders, the
+        toolkit in targets/sbsa-linux, the module "for aarch64", `gpu_device` the GPU's PCI id."""
         self.base()
+        t, multiarch = self.triplet, self.multiarch
         for top in ("lib", "lib64", "sbin", "bin"):
             self.p(f"/usr/{top}").mkdir(parents=True, exist_ok=True)
             self.link(f"/{top}", f"usr/{top}")
-        self.ld_conf("x86_64-linux-gnu.conf", "# Multiarch support", "/usr/local/lib/x86_64-linux-gnu",
-                     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu")
+        self.ld_conf(f"{t}.conf", "# Multiarch support", f"/usr/local/lib/{t}", f"/lib/{t}", f"/usr/lib/{t}")
         self.ld_conf("libc.conf", "# libc default configuration", "/usr/local/lib")
         # PCI: the root port and the GPU under it, as the kernel lays sysfs out
         port, gpu = "0000:64:00.0", "0000:65:00.0"
         dev = f"/sys/devices/pci0000:64/{port}"
         for d, vendor, device, cls in ((dev, "0x8086", "0x347a", "0x060400"),
-                                       (f"{dev}/{gpu}", "0x10de", "0x20b0", "0x030200")):
+                                       (f"{dev}/{gpu}", "0x10de", gpu_device, "0x030200")):
             self.write(f"{d}/vendor", vendor + "\n")
             self.write(f"{d}/device", device + "\n")
             self.write(f"{d}/class", cls + "\n")
@@ -566,16 +587,16 @@ class Machine:
         self.link(f"/sys/bus/pci/devices/{gpu}", f"../../../devices/pci0000:64/{port}/{gpu}")
         # the driver: open kernel module, libraries by their full version
         self.write("/proc/driver/nvidia/version",
-                   f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  "
+                   f"NVRM version: NVIDIA UNIX Open Kernel Module for {ARCHES[self.arch]['module_arch']}  {driver}  Release Build  "
                    "(dvs-builder@U16-I3-B03-4-3)  Thu Feb 22 01:25:25 UTC 2024\n"
                    "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n")
         self.write("/sys/module/nvidia/version", driver + "\n")
         for n in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0"):
             self.write(n, "")
-        self.write(f"/lib/modules/6.1.0-27-amd64/updates/dkms/nvidia.ko", b"")
-        self.p(f"/var/lib/dkms/nvidia/{driver}/6.1.0-27-amd64/x86_64/module").mkdir(parents=True)
+        kernel = ARCHES[self.arch]["kernel"]
+        self.write(f"/lib/modules/{kernel}/updates/dkms/nvidia.ko", b"")
+        self.p(f"/var/lib/dkms/nvidia/{driver}/{kernel}/{ARCHES[self.arch]['module_arch']}/module").mkdir(parents=True)
         self.add_gpu()
-        multiarch = "/usr/lib/x86_64-linux-gnu"
         self.driver_settings = dict(driver=driver, cuda=12040, init=0, nvml_init=0, libdir=multiarch)
         for which, name in (("nvml", "libnvidia-ml.so"), ("cuda", "libcuda.so")):
             self.copy(self.libs.fake_driver(which), f"{multiarch}/{name}.{driver}")
@@ -583,21 +604,140 @@ class Machine:
         self.gpu_conf()
         # CUDA 12.4 from NVIDIA's debs
         prefix = "/usr/local/cuda-12.4"
-        for sub in ("lib", "include"):
-            self.p(f"{prefix}/targets/x86_64-linux/{sub}").mkdir(parents=True, exist_ok=True)
-        self.link(f"{prefix}/lib64", "targets/x86_64-linux/lib")
-        self.link(f"{prefix}/include", "targets/x86_64-linux/include")
-        self.toolkit(prefix=prefix, cudnn=None)
-        self.link("/etc/alternatives/cuda", prefix)
-        self.link("/etc/alternatives/cuda-12", prefix)
-        self.link("/usr/local/cuda", "/etc/alternatives/cuda")
-        self.link("/usr/local/cuda-12", "/etc/alternatives/cuda-12")
-        self.ld_conf("000_cuda.conf", "/usr/local/cuda/targets/x86_64-linux/lib")
-        self.ld_conf("988_cuda-12.conf", "/usr/local/cuda-12/targets/x86_64-linux/lib")
+        self.debs_toolkit(prefix, "12")
         # cuDNN 9.1.1 from cudnn9-cuda-12
-        self.cudnn_copy(multiarch, "9.1.1", cuda_major=12, package="libcudnn9-cuda-12:amd64",
-                        header_dir="/usr/include/x86_64-linux-gnu")
-        self.link("/etc/alternatives/cudnn_version_h", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h")
+        self.cudnn_copy(multiarch, "9.1.1", cuda_major=12, package=f"libcudnn9-cuda-12:{self.arch}",
+                        header_dir=f"/usr/include/{t}")
+        self.link("/etc/alternatives/cudnn_version_h", f"/usr/include/{t}/cudnn_version_v9.h")
+        self.link("/usr/include/cudnn_version.h", "/etc/alternatives/cudnn_version_h")
+        self.ldconfig()
+        return self
+
+    def debs_toolkit(self, prefix, major, cuda="12.4.1", nvcc="12.4.131", cudart="12.4.127", target=None):
+        """A toolkit as NVIDIA's cuda-toolkit debs lay it out: targets/<target>/{lib,include} real
+        folders, lib64 and include links to them, /usr/local/cuda and /usr/local/cuda-<major>
+        through /etc/alternatives, 000_cuda.conf and 988_cuda-<major>.conf."""
+        target = target or self.target
+        for sub in ("lib", "include"):
+            self.p(f"{prefix}/targets/{target}/{sub}").mkdir(parents=True, exist_ok=True)
+        self.link(f"{prefix}/lib64", f"targets/{target}/lib")
+        self.link(f"{prefix}/include", f"targets/{target}/include")
+        self.toolkit(prefix=prefix, cuda=cuda, nvcc=nvcc, cudart=cudart, cudnn=None)
+        self.link("/etc/alternatives/cuda", prefix)
+        self.link(f"/etc/alternatives/cuda-{major}", prefix)
+        self.link("/usr/local/cuda", "/etc/alternatives/cuda")
+        self.link(f"/usr/local/cuda-{major}", f"/etc/alternatives/cuda-{major}")
+        self.ld_conf("000_cuda.conf", f"/usr/local/cuda/targets/{target}/lib")
+        self.ld_conf(f"988_cuda-{major}.conf", f"/usr/local/cuda-{major}/targets/{target}/lib")
+
+    def grace_gh200(self, driver="580.65.06", tuned=True):
+        """A GH200 node on Ubuntu with NVIDIA's arm64 debs (debian12_nvidia_debs on arm64: the
+        open module for aarch64, libraries in /usr/lib/aarch64-linux-gnu, CUDA 12.4 in
+        targets/sbsa-linux, cuDNN 9 with its header in /usr/include/aarch64-linux-gnu), the GPU
+        NVIDIA GH200 120GB (PCI 0x2342 in gpu-support.json) and its memory as NUMA nodes: node0
+        holds the 72 Grace cores and LPDDR5X, node1 the GPU's HBM and no CPU, nodes 2-8 neither
+        (lscpu on a GH200: "NUMA node(s): 9 / NUMA node0 CPU(s): 0-71 / NUMA node1..8 CPU(s):"
+        empty, https://github.com/bytedance/xpu-perf/issues/129; sysfs's node<N>/cpulist and
+        node<N>/meminfo "Node N MemTotal: ... kB" as the kernel writes them). `tuned`: the kernel
+        NVIDIA's Grace guides ask for (64K pages: hpage_pmd_size 512 MiB; numa_balancing=disable
+        and init_on_alloc=0 on the command line, as the benchmarking guide's /proc/cmdline), else
+        Ubuntu's defaults (4K pages: 2 MiB; balancing on; CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y)."""
+        assert self.arch == "arm64"
+        self.debian12_nvidia_debs(driver=driver, gpu_device="0x2342")
+        self.gpus[0].update(name="NVIDIA GH200 120GB", cc=(9, 0))
+        self.gpu_conf()
+        nodes = "/sys/devices/system/node"
+        for n in range(9):
+            cpus = "0-71" if n == 0 else ""
+            kb = 503316480 if n == 0 else 100663296 if n == 1 else 0
+            self.write(f"{nodes}/node{n}/cpulist", cpus + "\n")
+            self.write(f"{nodes}/node{n}/meminfo", f"Node {n} MemTotal:       {kb} kB\nNode {n} MemFree:        {kb} kB\n")
+        self.grace_kernel(tuned)
+        return self
+
+    def grace_kernel(self, tuned):
+        kernel = self.p("/proc/sys/kernel/osrelease").read_text().strip()
+        self.write("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "536870912\n" if tuned else "2097152\n")
+        self.write("/proc/sys/kernel/numa_balancing", "0\n" if tuned else "1\n")
+        extra = " numa_balancing=disable init_on_alloc=0" if tuned else ""
+        self.write("/proc/cmdline", f"BOOT_IMAGE=/boot/vmlinuz-{kernel} root=UUID=76c84c6d-a59f-4a8d-903e-4cb9ef69b970 ro"
+                   f" rd.driver.blacklist=nouveau nouveau.modeset=0{extra}\n")
+        self.write(f"/boot/config-{kernel}", "#\n# Linux/arm64 Kernel Configuration\n#\nCONFIG_INIT_ON_ALLOC_DEFAULT_ON=y\n"
+                   + ("CONFIG_ARM64_64K_PAGES=y\n" if tuned else "CONFIG_ARM64_4K_PAGES=y\n"))
+
+    # Jetson: the SoC as L4T shows it. /etc/nv_tegra_release's first line and the device tree's
+    # NUL-separated compatible are Thor's as jetson-stats printed them from an AGX Thor devkit
+    # ("# R38 (release), REVISION: 2.0, GCID: 41844464, BOARD: generic, EABI: aarch64, DATE: ...";
+    # "nvidia,p4071-0000+p3834-0008 nvidia,p3834-0008 nvidia,tegra264",
+    # https://github.com/rbonghi/jetson_stats/issues/711); the Orin devkit's by the same pattern
+    # with its own parts (carrier p3737-0000, module p3701-0005, SoC tegra234) and L4T 36.4.3 =
+    # JetPack 6.2 (https://github.com/balena-os/balena-jetson-orin/pull/541).
+    JETSONS = {
+        "orin": dict(release="# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, "
+                             "DATE: Wed Jan  8 01:49:37 UTC 2025\n",
+                     compatible="nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0",
+                     kernel="5.15.148-tegra", cuda="12.6", cuda_full="12.6.68", target="aarch64-linux",
+                     # JetPack 6 keeps L4T's libraries in <multiarch>/nvidia (ldconfig -p on an Orin
+                     # Nano, https://github.com/apptainer/apptainer/issues/3646)
+                     libdir="/usr/lib/aarch64-linux-gnu/nvidia", nvml="Orin (nvgpu)", module=None, cudnn="9.3.0"),
+        "thor": dict(release="# R38 (release), REVISION: 2.0, GCID: 41844464, BOARD: generic, EABI: aarch64, "
+                             "DATE: Fri Aug 22 00:55:42 UTC 2025\n",
+                     compatible="nvidia,p4071-0000+p3834-0008\0nvidia,p3834-0008\0nvidia,tegra264\0",
+                     kernel="6.8.12-tegra", cuda="13.0", cuda_full="13.0.48", target="sbsa-linux",
+                     # JetPack 7 keeps them in <multiarch>/tegra, libnvidia-ml.so.1 among them (ls on
+                     # JetPack 7.2, https://github.com/ollama/ollama/issues/18067); Thor's GPU driver
+                     # is the OpenRM nvidia.ko (Jetson Linux r39.2 guide, nv-load-display-modules)
+                     # and reports 580.00 (https://github.com/vllm-project/vllm/issues/34470)
+                     libdir="/usr/lib/aarch64-linux-gnu/tegra", nvml="NVIDIA Thor", module="580.00",
+                     # cuDNN 9.12 with CUDA 13.0 on JetPack 7.1
+                     # (https://github.com/rbonghi/jetson_stats/issues/820)
+                     cudnn="9.12.0"),
+    }
+
+    def jetson(self, soc="orin", nvml=True, libcuda=True):
+        """A Jetson devkit flashed with JetPack: L4T's release file and device tree, the GPU driver
+        built with L4T (no driver package, no DKMS; Orin's nvgpu has no /proc/driver/nvidia), its
+        libcuda.so.1 -> libcuda.so.1.1 in L4T's folder listed by nvidia-tegra.conf (the layout of
+        https://github.com/libretro/flycast/issues/521), the JetPack CUDA under /usr/local/cuda-X.Y
+        in targets/aarch64-linux (Orin) or targets/sbsa-linux (Thor, CUDA 13), and cuDNN 9 from
+        NVIDIA's arm64 debs in the multiarch folder. No PCI GPU: the iGPU is a platform device."""
+        assert self.arch == "arm64"
+        j = self.JETSONS[soc]
+        self.base()
+        for top in ("lib", "sbin", "bin"):
+            self.p(f"/usr/{top}").mkdir(parents=True, exist_ok=True)
+            self.link(f"/{top}", f"usr/{top}")
+        t = self.triplet
+        self.ld_conf(f"{t}.conf", "# Multiarch support", f"/usr/local/lib/{t}", f"/lib/{t}", f"/usr/lib/{t}")
+        self.write("/proc/sys/kernel/osrelease", j["kernel"] + "\n")
+        self.write("/etc/nv_tegra_release", j["release"])
+        self.write("/proc/device-tree/compatible", j["compatible"].encode())
+        if j["module"]:
+            self.write("/proc/driver/nvidia/version",
+                       f"NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  {j['module']}  Release Build  "
+                       "(buildbrain@mobile-u64-6289-d7000)  Fri Aug 22 00:41:20 PDT 2025\n"
+                       "GCC version:  gcc version 13.2.0 (Ubuntu 13.2.0-23ubuntu4)\n")
+            self.p("/sys/module/nvidia").mkdir(parents=True, exist_ok=True)
+        else:
+            self.p("/sys/module/nvgpu").mkdir(parents=True, exist_ok=True)
+        libdir = j["libdir"]
+        self.ld_conf("nvidia-tegra.conf", libdir)
+        self.driver_settings = dict(driver=j["module"] or "540.4.0", cuda=int(j["cuda"].split(".")[0]) * 1000
+                                    + int(j["cuda"].split(".")[1]) * 10, init=0, nvml_init=0, libdir=libdir)
+        self.gpus.append(dict(name=j["nvml"], bus="", cc=None, mig=None, mig_instances=[], temp=None,
+                              throttle=None, persistence=None, ecc=None, remap=None, retired_pending=None))
+        if libcuda:
+            self.copy(self.libs.fake_driver("cuda"), f"{libdir}/libcuda.so.1.1")
+            self.link(f"{libdir}/libcuda.so.1", "libcuda.so.1.1")
+        if nvml:
+            self.copy(self.libs.fake_driver("nvml"), f"{libdir}/libnvidia-ml.so.1")
+        self.gpu_conf()
+        prefix = f"/usr/local/cuda-{j['cuda']}"
+        self.debs_toolkit(prefix, j["cuda"].split(".")[0], cuda=j["cuda_full"], nvcc=j["cuda_full"],
+                          cudart=j["cuda_full"], target=j["target"])
+        self.cudnn_copy(self.multiarch, j["cudnn"], cuda_major=int(j["cuda"].split(".")[0]),
+                        package=f"libcudnn9-cuda-{j['cuda'].split('.')[0]}:arm64", header_dir=f"/usr/include/{t}")
+        self.link("/etc/alternatives/cudnn_version_h", f"/usr/include/{t}/cudnn_version_v9.h")
         self.link("/usr/include/cudnn_version.h", "/etc/alternatives/cudnn_version_h")
         self.ldconfig()
         return self

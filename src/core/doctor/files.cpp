@@ -21,6 +21,22 @@ using detail::join_machine;
 Files::Files(const HostConfig& config)
     : m_config(config), m_sysroot(config.sysroot.empty() ? "/" : config.sysroot) {}
 
+const sys::HostMachine& Files::machine() const {
+    if (!m_machine) {
+        m_machine = sys::read_sysroot_machine(m_sysroot);
+    }
+    return *m_machine;
+}
+
+std::string Files::jetson_cannot(std::string_view why) const {
+    const auto& m = machine();
+    if (m.kind != sys::HostKind::jetson) {
+        return {};
+    }
+    std::string l4t = m.jetson && !m.jetson->l4t.empty() ? "L4T " + m.jetson->l4t : "L4T";
+    return "cannot be checked on Jetson (" + l4t + "): " + std::string(why);
+}
+
 namespace {
 
 /// `p` as the machine names it: a real path already under the sysroot is turned back.

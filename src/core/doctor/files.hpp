@@ -1,10 +1,12 @@
 // The machine as files: paths are named as the machine sees them ("/proc/driver/nvidia/version")
 // and read under the sysroot (CUDAENV_SYSROOT), links followed inside it, so a test points the
 // whole doctor at a fixture tree. Also the run's environment and PATH, and the machine's programs
-// run through the config's ProcessRunner. Holds no state but the config it reads.
+// run through the config's ProcessRunner. Holds no state but the config it reads and the machine's
+// kind, read once from it.
 #pragma once
 
 #include "../error.hpp"
+#include "../sys/platform.hpp"
 #include "../sys/process.hpp"
 #include "host_config.hpp"
 
@@ -27,6 +29,19 @@ class Files {
 
     /// The sysroot ("/" for an empty one).
     const std::filesystem::path& sysroot() const { return m_sysroot; }
+
+    /// The machine being diagnosed: x86_64, an Arm server or a Jetson (with its L4T release), as
+    /// sys::read_sysroot_machine reads the sysroot (a sysroot other than "/" by its own files,
+    /// not by how cudaenv was built or where it runs). Read once.
+    const sys::HostMachine& machine() const;
+
+    /// Its multiarch triplet: the folder Debian and Ubuntu name libraries and headers by
+    /// (/usr/lib/aarch64-linux-gnu, /usr/include/x86_64-linux-gnu).
+    std::string triplet() const { return sys::multiarch_triplet(machine()); }
+
+    /// A Jetson's words for what the doctor cannot check on it: "cannot be checked on Jetson
+    /// (L4T 36.4.3): " + why. Empty on any other machine.
+    std::string jetson_cannot(std::string_view why) const;
 
     /// The real path of a machine path, every link followed inside the sysroot.
     std::filesystem::path at(std::string_view machine_path) const;
@@ -80,6 +95,7 @@ class Files {
   private:
     const HostConfig& m_config;
     std::filesystem::path m_sysroot;
+    mutable std::optional<sys::HostMachine> m_machine;
 };
 
 } // namespace cudaenv::doctor

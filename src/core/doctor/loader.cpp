@@ -125,17 +125,16 @@ const std::string& Loader::ld_cache_error() {
 }
 
 std::vector<std::string> Loader::default_lib_dirs() const {
-#if defined(__aarch64__)
-    const char* triplet = "aarch64-linux-gnu";
-#else
-    const char* triplet = "x86_64-linux-gnu";
-#endif
-    return {std::string("/lib/") + triplet,
-            std::string("/usr/lib/") + triplet,
-            "/lib64",
-            "/usr/lib64",
-            "/lib",
-            "/usr/lib"};
+    // the machine's own triplet (an arm64 sysroot diagnosed from an x86 host is aarch64)
+    std::string triplet = m_files.triplet();
+    std::vector<std::string> out;
+    if (!triplet.empty()) {
+        out = {"/lib/" + triplet, "/usr/lib/" + triplet};
+    }
+    for (const char* dir : {"/lib64", "/usr/lib64", "/lib", "/usr/lib"}) {
+        out.emplace_back(dir);
+    }
+    return out;
 }
 
 std::string Loader::package_owner(std::string_view machine_path) {

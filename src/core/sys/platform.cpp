@@ -208,4 +208,88 @@ std::string default_platform(const HostMachine& host) {
     return {};
 }
 
+namespace {
+
+/// The architecture a sysroot's own files say: "aarch64", "x86_64", or "" when they do not.
+std::string sysroot_arch(const fs::path& sysroot) {
+    if (fs::exists(under_sysroot(sysroot, "/etc/nv_tegra_release"))) {
+        return "aarch64";
+    }
+    Jetson j;
+    read_compatible(sysroot, j);
+    if (!j.compatible.empty()) {
+        return "aarch64";
+    }
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  ..." (the open module names its
+    // architecture after "for"); "NVIDIA UNIX x86_64 Kernel Module" (the proprietary one)
+    std::string version = read_small(under_sysroot(sysroot, "/proc/driver/nvidia/version"), 512);
+    version = version.substr(0, version.find('\n'));
+    for (const char* arch : {"aarch64", "x86_64"}) {
+        if (version.find(std::string(" ") + arch + " ") != std::string::npos) {
+            return arch;
+        }
+    }
+    std::error_code ec;
+    bool arm = fs::is_directory(under_sysroot(sysroot, "/usr/lib/aarch64-linux-gnu"), ec);
+    bool x86 = fs::is_directory(under_sysroot(sysroot, "/usr/lib/x86_64-linux-gnu"), ec);
+    if (arm != x86) {
+        return arm ? "aarch64" : "x86_64";
+    }
+    return {};
+}
+
+} // namespace
+
+HostMachine read_sysroot_machine(const fs::path& sysroot) {
+    if (sysroot.empty() || sysroot == "/") {
+        return read_host_machine(sysroot);
+    }
+    std::string arch = sysroot_arch(sysroot);
+    if (arch.empty()) {
+        return read_host_machine(sysroot);
+    }
+    return read_host_machine(sysroot, arch);
+}
+
+std::string multiarch_triplet(const HostMachine& host) {
+    switch (host.kind) {
+    case HostKind::x86_64:
+        return "x86_64-linux-gnu";
+    case HostKind::arm_server:
+    case HostKind::jetson:
+        return "aarch64-linux-gnu";
+    case HostKind::other:
+        break;
+    }
+    return {};
+}
+
+std::string cuda_target(std::string_view platform) {
+    if (platform == "linux-x86_64") {
+        return "x86_64-linux";
+    }
+    if (platform == "linux-sbsa") {
+        return "sbsa-linux";
+    }
+    if (platform == "linux-aarch64") {
+        return "aarch64-linux";
+    }
+    return {};
+}
+
+std::vector<std::string> cuda_targets(const HostMachine& host) {
+    std::vector<std::string> out;
+    if (auto first = cuda_target(default_platform(host)); !first.empty()) {
+        out.push_back(first);
+    }
+    if (host.kind == HostKind::jetson) {
+        for (const char* t : {"aarch64-linux", "sbsa-linux"}) {
+            if (out.empty() || out.front() != t) {
+                out.emplace_back(t);
+            }
+        }
+    }
+    return out;
+}
+
 } // namespace cudaenv::sys

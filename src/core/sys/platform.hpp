@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudaenv::sys {
 
@@ -53,5 +54,26 @@ PlatformChoice platform_for(const HostMachine& host, int cuda_major, int cuda_mi
 /// The one platform a host takes when no release is named yet (listing, a mirror's default):
 /// the platform of its newest CUDA line.
 std::string default_platform(const HostMachine& host);
+
+/// The machine a sysroot holds. "/" (or empty) is this machine: read_host_machine(sysroot), uname
+/// decides. Any other sysroot (CUDAENV_SYSROOT: a fixture, a mounted image, a node's root seen from
+/// another host) says its architecture through its own files, first that speaks:
+/// /etc/nv_tegra_release or a "nvidia,tegra*" device-tree compatible (a Jetson: aarch64); the
+/// kernel module's /proc/driver/nvidia/version ("... Kernel Module for aarch64 ...", "NVIDIA UNIX
+/// x86_64 Kernel Module"); the one multiarch library folder /usr/lib/<triplet> of the two there
+/// is; else uname's machine, as for "/".
+HostMachine read_sysroot_machine(const std::filesystem::path& sysroot);
+
+/// Debian's multiarch triplet of a host: "x86_64-linux-gnu", "aarch64-linux-gnu"; "" for other.
+std::string multiarch_triplet(const HostMachine& host);
+
+/// NVIDIA's folder under a toolkit's targets/ for a platform: linux-x86_64 -> "x86_64-linux",
+/// linux-sbsa -> "sbsa-linux", linux-aarch64 (Jetson) -> "aarch64-linux"; "" for another.
+std::string cuda_target(std::string_view platform);
+
+/// The targets/ folders a toolkit on this host may have, most likely first: one for x86_64 and
+/// Arm servers; a Jetson's default platform's first, then the other (an Orin runs linux-aarch64
+/// toolkits and, from CUDA 13.2, linux-sbsa ones).
+std::vector<std::string> cuda_targets(const HostMachine& host);
 
 } // namespace cudaenv::sys

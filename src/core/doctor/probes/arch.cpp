@@ -13,17 +13,28 @@ Finding arch(Host& h) {
     const auto& pci = h.facts().pci_gpus();
     const auto& nvml = h.facts().driver().gpus;
     std::size_t n = std::max(pci.size(), nvml.size());
+    // a Jetson's iGPU is not on the PCI bus, and older L4T has no NVML: its SoC says it
+    const auto& machine = h.files().machine();
+    bool igpu = machine.kind == sys::HostKind::jetson && pci.empty();
+    if (igpu) {
+        n = std::max<std::size_t>(n, 1);
+    }
     std::vector<std::string> details, too_old, too_new, unknown, fine;
     std::string range = sm(rel->sm->min) + " to " + sm(rel->sm->max);
     for (std::size_t i = 0; i < n; ++i) {
         std::string name = i < nvml.size() && !nvml[i].name.empty() ? nvml[i].name
                            : i < pci.size()                         ? pci[i].name
+                           : igpu                                   ? jetson_gpu_name(machine)
                                                                     : std::string();
         unsigned cc = 0; // 0: unknown
         if (i < nvml.size() && nvml[i].compute_capability) {
             cc = *nvml[i].compute_capability;
         }
         std::string from = "NVML";
+        if (cc == 0 && igpu) {
+            cc = jetson_compute_capability(machine);
+            from = "the SoC, " + (machine.jetson ? machine.jetson->compatible : std::string());
+        }
         if (cc == 0 && !name.empty()) {
             const auto* model = gpu_model(h, name);
             cc = model ? model->compute_capability : 0;

@@ -3,6 +3,7 @@
 #include "probes.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace cudaenv::doctor::checks {
 
@@ -146,6 +147,27 @@ std::vector<std::string> gpus_without_forward_compat(Host& h) {
         }
     }
     return out;
+}
+
+std::string jetson_gpu_name(const sys::HostMachine& m) {
+    if (m.kind != sys::HostKind::jetson) {
+        return {};
+    }
+    std::string soc = m.jetson ? m.jetson->soc : std::string();
+    if (!soc.empty()) {
+        soc[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(soc[0])));
+    }
+    std::string name = soc.empty() ? "Jetson integrated GPU" : "Jetson " + soc + " integrated GPU";
+    if (m.jetson && !m.jetson->compatible.empty()) {
+        name += " (" + m.jetson->compatible + ")";
+    }
+    return name;
+}
+
+unsigned jetson_compute_capability(const sys::HostMachine& m) {
+    // Orin's iGPU is sm_87, Thor's sm_110 (../shared/reference/jetson.json)
+    std::string soc = m.jetson ? m.jetson->soc : std::string();
+    return soc == "orin" ? 87u : soc == "thor" ? 110u : 0u;
 }
 
 } // namespace cudaenv::doctor::checks

@@ -112,6 +112,12 @@ Finding used(Host& h, const activate::CompatState& s, const std::string& prefix)
 } // namespace
 
 Finding compat(Host& h) {
+    if (auto why = h.files().jetson_cannot(
+            "forward compatibility on Jetson is L4T's own (cuda-compat for JetPack, "
+            "cuda_compat_orin from CUDA 13.2), not the data-center cuda_compat this probe judges");
+        !why.empty()) {
+        return skip(why);
+    }
     if (auto f = machine_wide_compat(h)) {
         return *f;
     }

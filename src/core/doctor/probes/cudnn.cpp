@@ -91,7 +91,8 @@ Finding cudnn(Host& h) {
         include_dirs.push_back((prefix == "/" ? "" : prefix) + "/include");
     }
     include_dirs.push_back("/usr/include");
-    include_dirs.push_back("/usr/include/x86_64-linux-gnu");
+    // NVIDIA's cudnn debs put the headers in the multiarch folder (alternatives link them up)
+    include_dirs.push_back("/usr/include/" + h.files().triplet());
     for (const auto& dir : include_dirs) {
         for (const char* name : {"cudnn_version.h", "cudnn.h"}) {
             if (auto text = h.files().read(dir + "/" + name)) {

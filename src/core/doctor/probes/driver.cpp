@@ -367,7 +367,13 @@ std::vector<Installed> installed_drivers(Host& h) {
         }
     }
     std::vector<std::string> lib_dirs = h.loader().default_lib_dirs();
-    for (const char* extra : {"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib64/nvidia"}) {
+    // Debian's nvidia-driver keeps them in <multiarch>/nvidia/current, Fedora's in lib64/nvidia,
+    // L4T in <multiarch>/nvidia (JetPack 6) or <multiarch>/tegra (JetPack 5, 7)
+    std::string multiarch = "/usr/lib/" + h.files().triplet();
+    for (const std::string& extra : {multiarch + "/nvidia/current",
+                                     std::string("/usr/lib64/nvidia"),
+                                     multiarch + "/nvidia",
+                                     multiarch + "/tegra"}) {
         lib_dirs.push_back(extra);
     }
     std::set<std::string> seen;
@@ -901,11 +907,87 @@ std::optional<Issue> mismatch(Host& h) {
                  "are one version"};
 }
 
+/// "Jetson Orin", "Jetson Thor"; "Jetson" when the SoC is not one cudaenv names.
+std::string jetson_name(const sys::Jetson& j) {
+    if (j.soc.empty()) {
+        return "Jetson";
+    }
+    std::string soc = j.soc;
+    soc[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(soc[0])));
+    return "Jetson " + soc;
+}
+
+/// A Jetson's driver is part of L4T (Jetson Linux): no driver package, no DKMS, no kernel module
+/// to match (Orin's nvgpu is built with L4T and has no /proc/driver/nvidia; Thor's OpenRM
+/// nvidia.ko ships with L4T too), its user-space half (libcuda.so.1 -> libcuda.so.1.1) in
+/// <multiarch>/nvidia (JetPack 6) or <multiarch>/tegra, listed by nvidia-tegra.conf. What is
+/// checked: the L4T release and JetPack, and that the loader finds L4T's libcuda.
+Finding jetson_driver(Host& h) {
+    const auto& m = h.files().machine();
+    sys::Jetson j = m.jetson.value_or(sys::Jetson{});
+    std::string name = jetson_name(j);
+    std::string release = j.l4t.empty() ? std::string("L4T (release unknown)") : "L4T " + j.l4t;
+    std::string jetpack = j.jetpack.empty() ? std::string() : " (JetPack " + j.jetpack + ")";
+    std::vector<std::string> details;
+    if (auto text = h.files().read("/etc/nv_tegra_release", 512)) {
+        details.push_back("/etc/nv_tegra_release: " + text->substr(0, text->find('\n')));
+    }
+    if (!j.compatible.empty()) {
+        details.push_back("device tree: " + j.compatible);
+    }
+    const auto& d = h.facts().driver();
+    if (auto text = h.files().read("/proc/driver/nvidia/version", 4096)) {
+        details.push_back("kernel module: " + text->substr(0, text->find('\n')));
+    } else if (h.files().is_dir("/sys/module/nvgpu")) {
+        details.push_back("kernel driver: nvgpu, built with L4T (no /proc/driver/nvidia)");
+    } else {
+        details.push_back("no /proc/driver/nvidia: " +
+                          h.files().jetson_cannot("nvgpu, Orin's GPU driver, is part of L4T "
+                                                  "and reports no version of its own"));
+    }
+    if (d.nvml_version) {
+        details.push_back("NVML (" + d.nvml_path + "): driver " + *d.nvml_version);
+    } else {
+        details.push_back("NVML: " +
+                          h.files().jetson_cannot(d.nvml_path.empty()
+                                                      ? "this L4T ships no libnvidia-ml.so.1"
+                                                      : "NVML does not answer: " + d.nvml_error));
+    }
+    std::vector<Issue> issues;
+    if (j.l4t.empty()) {
+        issues.push_back(
+            {Status::warn,
+             name + " without /etc/nv_tegra_release: the L4T release, and so the JetPack and "
+                    "the CUDA it runs, are unknown",
+             "reinstall L4T's core package (sudo apt install --reinstall nvidia-l4t-core), "
+             "which writes /etc/nv_tegra_release"});
+    }
+    auto pick = h.loader().pick("libcuda.so.1");
+    if (pick.path.empty()) {
+        issues.push_back({Status::fail,
+                          name + ", " + release + jetpack +
+                              ": L4T's CUDA driver libcuda.so.1 is not known to the loader",
+                          "reinstall it (sudo apt install --reinstall nvidia-l4t-cuda); "
+                          "/etc/ld.so.conf.d/nvidia-tegra.conf must list /usr/lib/" +
+                              h.files().triplet() + "/nvidia (JetPack 6) or /usr/lib/" +
+                              h.files().triplet() + "/tegra; then sudo ldconfig"});
+    } else {
+        details.push_back("libcuda.so.1 -> " + pick.path + " (" + pick.via + ")");
+    }
+    return verdict(std::move(issues),
+                   ok(name + ", " + release + jetpack + ": the GPU driver is part of L4T" +
+                          (pick.path.empty() ? std::string() : "; libcuda.so.1 " + pick.path),
+                      details));
+}
+
 } // namespace
 
 Finding driver(Host& h) {
     if (h.facts().in_wsl()) {
         return skip("WSL2: the Windows driver serves the GPU (see the wsl probe)");
+    }
+    if (h.files().machine().kind == sys::HostKind::jetson) {
+        return jetson_driver(h);
     }
     const auto& d = h.facts().driver();
     if (!d.module_loaded) {

@@ -5,6 +5,12 @@
 namespace cudaenv::doctor::checks {
 
 Finding driver_cuda(Host& h) {
+    if (auto why = h.files().jetson_cannot(
+            "the CUDA a Jetson runs is set by its JetPack release, not by a driver version in "
+            "NVIDIA's tables (see the driver probe for L4T and JetPack)");
+        !why.empty()) {
+        return skip(why);
+    }
     const auto& t = h.facts().toolkit();
     if (t.prefix.empty() || !t.cuda) {
         return skip("no CUDA toolkit selected");

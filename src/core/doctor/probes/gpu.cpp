@@ -6,6 +6,21 @@ namespace cudaenv::doctor::checks {
 
 Finding gpu(Host& h) {
     const auto& gpus = h.facts().pci_gpus();
+    const auto& machine = h.files().machine();
+    if (gpus.empty() && machine.kind == sys::HostKind::jetson) {
+        // the iGPU is a platform device of the SoC, never on the PCI bus
+        std::vector<std::string> details = {"not on the PCI bus: an integrated GPU of the SoC"};
+        for (const auto& n : h.facts().driver().gpus) {
+            details.push_back("NVML: " + n.name);
+        }
+        if (machine.jetson && !machine.jetson->l4t.empty()) {
+            details.push_back("L4T " + machine.jetson->l4t +
+                              (machine.jetson->jetpack.empty()
+                                   ? std::string()
+                                   : " (JetPack " + machine.jetson->jetpack + ")"));
+        }
+        return ok(jetson_gpu_name(machine), details);
+    }
     if (gpus.empty()) {
         if (h.facts().in_wsl() && h.files().exists("/dev/dxg")) {
             return ok("WSL2: the GPU is provided by the Windows host (/dev/dxg)");

@@ -7,6 +7,11 @@
 namespace cudaenv::doctor::checks {
 
 Finding health(Host& h) {
+    if (auto why = h.files().jetson_cannot("NVML reports no ECC, row remapping or persistence "
+                                           "mode for the integrated GPU");
+        !why.empty()) {
+        return skip(why);
+    }
     const auto& d = h.facts().driver();
     if (!d.nvml_ok) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));

@@ -35,9 +35,12 @@ std::string cu_error(long long rc) {
 std::string find_stub(Host& h) {
     const auto& t = h.facts().toolkit();
     if (!t.prefix.empty()) {
-        for (const char* sub : {"/lib64/stubs/libcuda.so",
-                                "/lib/stubs/libcuda.so",
-                                "/targets/x86_64-linux/lib/stubs/libcuda.so"}) {
+        std::vector<std::string> subs = {"/lib64/stubs/libcuda.so", "/lib/stubs/libcuda.so"};
+        // the machine's own targets folder: x86_64-linux, sbsa-linux, a Jetson's aarch64-linux
+        for (const auto& target : sys::cuda_targets(h.files().machine())) {
+            subs.push_back("/targets/" + target + "/lib/stubs/libcuda.so");
+        }
+        for (const auto& sub : subs) {
             std::string p = (t.prefix == "/" ? "" : t.prefix) + sub;
             if (h.files().exists(p)) {
                 return p;

@@ -4,6 +4,9 @@
 namespace cudaenv::doctor::checks {
 
 Finding mig(Host& h) {
+    if (h.files().machine().kind == sys::HostKind::jetson) {
+        return skip("no MIG on Jetson's integrated GPU");
+    }
     const auto& d = h.facts().driver();
     if (!d.nvml_ok) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));

@@ -54,6 +54,10 @@ std::string parent_bridge(Host& h, const std::string& sysfs) {
 } // namespace
 
 Finding pcie(Host& h) {
+    if (auto why = h.files().jetson_cannot("the integrated GPU is not on the PCI bus");
+        !why.empty()) {
+        return skip(why);
+    }
     const auto& gpus = h.facts().pci_gpus();
     std::vector<std::string> details, narrow, slow_slot;
     bool any = false;

@@ -20,6 +20,7 @@ Finding xid(Host& h);
 Finding fabric(Host& h);
 Finding cdi(Host& h);
 Finding health(Host& h);
+Finding grace(Host& h);
 Finding smoke(Host& h);
 Finding driver(Host& h);
 Finding libcuda(Host& h);
@@ -63,6 +64,12 @@ std::string lib_dir(Host& h, const std::string& prefix);
 
 /// `path` is `dir` or inside it (both as strings: real paths, or machine paths).
 bool under_or_at(const std::string& path, const std::string& dir);
+
+/// A Jetson's integrated GPU as the doctor names it: "Jetson Orin integrated GPU
+/// (nvidia,tegra234)"; empty on another machine.
+std::string jetson_gpu_name(const sys::HostMachine& m);
+/// Its compute capability by SoC (Orin 8.7, Thor 11.0, as 87 and 110); 0 when not known.
+unsigned jetson_compute_capability(const sys::HostMachine& m);
 
 /// How the compiler probe asks a host compiler its version (gcc: the full one).
 std::vector<std::string> compiler_version_command(const std::string& exe, bool gcc);

@@ -34,6 +34,12 @@ std::vector<std::string> reason_names(std::uint64_t r) {
 } // namespace
 
 Finding thermal(Host& h) {
+    // NVML enumerates Jetson's GPU ("Orin (nvgpu)") but reports its temperature as N/A
+    if (auto why = h.files().jetson_cannot("NVML reports no temperature or clock-event reasons "
+                                           "for the integrated GPU (tegrastats does)");
+        !why.empty()) {
+        return skip(why);
+    }
     const auto& d = h.facts().driver();
     if (!d.nvml_ok) {
         return skip("NVML is not available" + (d.nvml_error.empty() ? "" : ": " + d.nvml_error));

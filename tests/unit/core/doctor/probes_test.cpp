@@ -2095,5 +2095,65 @@ TEST_F(DoctorProbes, AFullRunStartsItsRememberedChildrenAtOnceAndAsksEachOnce) {
     }
 }
 
+// -- the machine diagnosed is the sysroot's, not the build's -----------------------------------
+
+TEST_F(DoctorProbes, ASysrootSaysItsOwnArchitectureAndTriplet) {
+    // the open module names its architecture ("... Open Kernel Module for aarch64 ...")
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.65.06  Release Build\n");
+    {
+        Host h(config());
+        EXPECT_EQ(h.files().machine().kind, sys::HostKind::arm_server);
+        EXPECT_EQ(h.files().triplet(), "aarch64-linux-gnu");
+        auto dirs = h.loader().default_lib_dirs();
+        ASSERT_GE(dirs.size(), 2u);
+        EXPECT_EQ(dirs[0], "/lib/aarch64-linux-gnu");
+        EXPECT_EQ(dirs[1], "/usr/lib/aarch64-linux-gnu");
+        EXPECT_EQ(sys::cuda_targets(h.files().machine()), std::vector<std::string>{"sbsa-linux"});
+        EXPECT_TRUE(h.files().jetson_cannot("x").empty());
+    }
+    // an L4T release file makes it a Jetson, whatever the module says
+    write("/etc/nv_tegra_release",
+          "# R38 (release), REVISION: 2.0, GCID: 41844464, BOARD: generic, EABI: aarch64, DATE: "
+          "Fri Aug 22 00:55:42 UTC 2025\n");
+    write("/proc/device-tree/compatible",
+          std::string("nvidia,p4071-0000+p3834-0008\0nvidia,p3834-0008\0nvidia,tegra264\0", 63));
+    Host h(config());
+    const auto& m = h.files().machine();
+    ASSERT_EQ(m.kind, sys::HostKind::jetson);
+    ASSERT_TRUE(m.jetson);
+    EXPECT_EQ(m.jetson->soc, "thor");
+    EXPECT_EQ(m.jetson->l4t, "38.2.0");
+    EXPECT_EQ(h.files().jetson_cannot("why"), "cannot be checked on Jetson (L4T 38.2.0): why");
+    EXPECT_EQ(sys::cuda_targets(m), (std::vector<std::string>{"sbsa-linux", "aarch64-linux"}));
+}
+
+TEST_F(DoctorProbes, AnX86SysrootStaysX86) {
+    write("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    Host h(config());
+    EXPECT_EQ(h.files().machine().kind, sys::HostKind::x86_64);
+    EXPECT_EQ(h.loader().default_lib_dirs()[0], "/lib/x86_64-linux-gnu");
+}
+
+TEST_F(DoctorProbes, AJetsonsIntegratedGpuIsNotAMissingPciGpu) {
+    remove("/sys/bus/pci/devices");
+    write("/etc/nv_tegra_release",
+          "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n");
+    write("/proc/device-tree/compatible",
+          std::string("nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0", 63));
+    auto f = probe(checks::gpu);
+    EXPECT_EQ(f.status, Status::ok) << f.summary;
+    EXPECT_EQ(f.summary, "Jetson Orin integrated GPU (nvidia,tegra234)");
+    f = probe(checks::pcie);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_EQ(f.summary,
+              "cannot be checked on Jetson (L4T 36.4.3): the integrated GPU is not on "
+              "the PCI bus");
+    f = probe(checks::driver);
+    EXPECT_HAS(f.summary, "Jetson Orin, L4T 36.4.3 (JetPack 6)");
+    f = probe(checks::grace);
+    EXPECT_EQ(f.status, Status::skip);
+}
+
 } // namespace
 } // namespace cudaenv::doctor
