@@ -98,7 +98,7 @@ std::filesystem::path Session::sysroot() const {
 
 const sys::HostMachine& Session::host() const {
     if (!m_host) {
-        m_host = sys::read_host_machine(sysroot());
+        m_host = sys::read_sysroot_machine(sysroot());
     }
     return *m_host;
 }

@@ -95,8 +95,9 @@ struct Session {
     /// CUDAENV_LDCONFIG_TIMEOUT seconds an ldconfig run may take before it is killed (default 120).
     std::chrono::seconds ldconfig_timeout() const;
 
-    /// The machine as NVIDIA's archives see it (sys/platform.hpp): uname and the files under
-    /// the sysroot, read once.
+    /// The machine as NVIDIA's archives see it, read once: with a CUDAENV_SYSROOT, the machine
+    /// that sysroot's own files describe (a Jetson's nv_tegra_release, an arm64 driver...), else
+    /// this one (sys::read_sysroot_machine) -- what the doctor diagnoses is what install serves.
     const sys::HostMachine& host() const;
 
     /// The platform the user forces for this run: --platform, else CUDAENV_PLATFORM, else the
