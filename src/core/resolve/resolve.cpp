@@ -283,10 +283,19 @@ Status check_cudnn_platform(const Catalog& c, const Resolution& res) {
         return Ok{};
     }
     std::vector<std::string> have;
+    const CudnnRelease* alt = nullptr; // the newest of the same series, else major, else any
+    auto rank = [&](const CudnnRelease& r) {
+        return r.version.truncated(2) == res.cudnn->version.truncated(2) ? 2
+               : r.version.major() == res.cudnn->version.major()         ? 1
+                                                                         : 0;
+    };
     for (const auto& r : c.cudnn) {
         const auto* rb = r.build_for(res.cuda->version);
         if (rb && rb->platforms.count(res.platform)) {
             have.push_back(r.version.str());
+            if (!alt || rank(r) >= rank(*alt)) {
+                alt = &r;
+            }
         }
     }
     std::string list;
@@ -298,9 +307,9 @@ Status check_cudnn_platform(const Catalog& c, const Resolution& res) {
         "cuDNN " + res.cudnn->version.str() + " has no " + platform_text(res.platform) +
             " build for CUDA " + res.cuda->version.truncated(2).str() + "; " +
             (have.empty() ? "no cuDNN the manifests know has one" : "these have: cuDNN " + list));
-    if (!have.empty()) {
+    if (alt) {
         err = std::move(err).with_hint("cudaenv resolve " + res.cuda->version.str() + "+cudnn-" +
-                                       have.back());
+                                       alt->version.str());
     }
     return err;
 }

@@ -643,6 +643,9 @@ TEST(ResolveOnAHost, ACudnnWithoutAJetsonBuildIsRefused) {
     EXPECT_EQ(r.error().code, ErrorCode::incompatible);
     EXPECT_NE(r.error().message.find("linux-aarch64"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("8.9.5"), std::string::npos) << r.error().message;
+    // the hint takes the newest of the asked series that has one
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_EQ(r.error().hints[0], "cudaenv resolve 12.2.2+cudnn-8.9.5.30");
 }
 
 TEST(ReleasesWithPlatform, JoinsTheCatalogsRuns) {
