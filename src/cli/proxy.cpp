@@ -73,13 +73,21 @@ int exec_in_version(Context& ctx,
     ::setenv("CUDA_HOME", prefix.c_str(), 1);
     ::setenv("CUDA_PATH", prefix.c_str(), 1);
     // cuda-gdb, compute-sanitizer and the profilers load libcuda: a version installed with
-    // --compat gives them its compat libcuda where this machine's driver is too old for it
+    // --compat gives them its compat libcuda where this machine's driver is too old for it, and
+    // on a Jetson Orin a CUDA 13 version its compat_orin (Orin's driver for CUDA 13) first
+    std::string first;
     if (activate::has_compat_libraries(prefix)) { // one access(2) for every other version
         if (auto compat = activate::compat_state(prefix, ctx.sysroot()); compat.use()) {
-            auto ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
-            auto list = compat.dir.string() + (ld.empty() ? "" : ":" + ld);
-            ::setenv("LD_LIBRARY_PATH", list.c_str(), 1);
+            first = compat.dir.string();
         }
+    }
+    if (auto orin = activate::compat_orin_dir(prefix, ctx.sysroot())) { // one stat
+        first = orin->string() + (first.empty() ? "" : ":" + first);
+    }
+    if (!first.empty()) {
+        auto ld = ctx.getenv("LD_LIBRARY_PATH").value_or("");
+        auto list = first + (ld.empty() ? "" : ":" + ld);
+        ::setenv("LD_LIBRARY_PATH", list.c_str(), 1);
     }
     // argv[0] is the tool's real path, not the shim's name: nvcc (and every tool that finds its
     // toolkit from argv[0]) would otherwise search PATH, find the shim, and take the shims

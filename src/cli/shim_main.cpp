@@ -26,6 +26,11 @@ int main(int argc, char** argv) {
             if (argc == 3 && std::string(argv[1]) == "__compat") {
                 // what a modulefile asks at load time: the folder to put first on
                 // LD_LIBRARY_PATH, or nothing
+                // (a Jetson Orin's compat_orin, else --compat's compat/ when it is used)
+                if (auto orin = cudaenv::activate::compat_orin_dir(argv[2], ctx.sysroot())) {
+                    *ctx.out << orin->string() << "\n";
+                    return 0;
+                }
                 auto compat = cudaenv::activate::compat_state(argv[2], ctx.sysroot());
                 *ctx.out << (compat.use() ? compat.dir.string() + "\n" : "");
                 return 0;

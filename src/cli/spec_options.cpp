@@ -9,7 +9,11 @@ void add_spec_options(CLI::App& sub, SpecOptions& o) {
     sub.add_option("--cudnn", o.cudnn, "cuDNN version");
     sub.add_option("--profile", o.profile, "component set: runtime, devel or full")
         ->capture_default_str();
-    sub.add_option("--platform", o.platform, "linux-x86_64 or linux-sbsa (default: this machine)");
+    sub.add_option("--platform",
+                   o.platform,
+                   "NVIDIA's platform to take: linux-x86_64, linux-sbsa or linux-aarch64 (Jetson) "
+                   "(default: CUDAENV_PLATFORM, the config's platform, else this machine's for "
+                   "the release)");
     sub.add_flag(
         "--compat",
         o.compat,

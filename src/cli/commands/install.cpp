@@ -123,6 +123,7 @@ class Teller : public ops::InstallObserver {
 
 int run_install(const ops::InstallRequest& o, Context& ctx) {
     Teller teller(ctx, o.dry_run);
+    ctx.platform = o.spec_options.platform; // forced_platform() sees --platform
     auto report = ops::install(ctx, o, teller);
     if (!report) {
         return report_error(ctx, report.error(), "install");

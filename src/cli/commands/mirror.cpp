@@ -251,7 +251,8 @@ void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx) {
         ->capture_default_str();
     sub->add_option("--platform",
                     o->platforms,
-                    "linux-x86_64 or linux-sbsa, repeatable (default: this machine)");
+                    "linux-x86_64, linux-sbsa or linux-aarch64 (Jetson), repeatable (default: this "
+                    "machine's for each release)");
     sub->add_flag("--compat",
                   o->compat,
                   "NVIDIA's forward-compatibility libraries (cuda_compat) too (docs/compat.md)");

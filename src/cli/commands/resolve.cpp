@@ -133,6 +133,7 @@ nlohmann::json resolution_json(const Resolution& r) {
                                {"clang_max", c.clang_max ? json(c.clang_max->str()) : json()}};
     j["profile"] = r.profile;
     j["platform"] = r.platform;
+    j["platform_compat"] = r.platform_compat.empty() ? json() : json(r.platform_compat);
     json archives = json::array();
     for (const auto& a : r.archives) {
         archives.push_back(artifact_json(a));
@@ -253,7 +254,9 @@ void print_archives(const Rows& row, const Resolution& r) {
     }
     if (!r.archives.empty()) {
         row("archives",
-            r.profile + " profile, " + r.platform + ": " + std::to_string(r.archives.size()) +
+            r.profile + " profile, " + r.platform +
+                (r.platform_compat.empty() ? "" : " with " + r.platform_compat) + ": " +
+                std::to_string(r.archives.size()) +
                 (r.archives.size() == 1 ? " archive, " : " archives, ") + total);
         std::size_t w = 0;
         for (const auto& a : r.archives) {
@@ -283,6 +286,7 @@ void print_text(std::ostream& o, const Resolution& r) {
 }
 
 int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
+    ctx.platform = o.spec_options.platform; // forced_platform() sees --platform
     auto d = ops::describe_spec(ctx, o.spec, o.spec_options);
     if (!d) {
         return report_error(ctx, d.error(), "resolve");

@@ -146,6 +146,23 @@ CompatState compat_state(const fs::path& prefix, const sys::MachineGpus& machine
     return decide(prefix, read_file_prefix(prefix / k_compat_file, k_max_compat_file), machine);
 }
 
+std::optional<fs::path> compat_orin_dir(const fs::path& prefix, const sys::HostMachine& host) {
+    if (host.kind != sys::HostKind::jetson || !host.jetson || host.jetson->soc != "orin") {
+        return std::nullopt;
+    }
+    std::error_code ec;
+    fs::path dir = prefix / k_compat_orin_dir;
+    return fs::is_directory(dir, ec) ? std::optional<fs::path>(dir) : std::nullopt;
+}
+
+std::optional<fs::path> compat_orin_dir(const fs::path& prefix, const fs::path& sysroot) {
+    std::error_code ec;
+    if (!fs::is_directory(prefix / k_compat_orin_dir, ec)) { // one stat for every other version
+        return std::nullopt;
+    }
+    return compat_orin_dir(prefix, sys::read_host_machine(sysroot));
+}
+
 CompatState compat_state(const fs::path& prefix, const fs::path& sysroot) {
     auto text = read_file_prefix(prefix / k_compat_file, k_max_compat_file);
     return decide(prefix, text, text ? sys::read_machine_gpus(sysroot) : sys::MachineGpus{});

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "../sys/gpus.hpp"
+#include "../sys/platform.hpp"
 #include "../version.hpp"
 
 #include <filesystem>
@@ -64,6 +65,21 @@ CompatState compat_state(const std::filesystem::path& prefix, const sys::Machine
 /// The same, reading the machine (under `sysroot`) only when the version has compat libraries:
 /// a version without them costs one failed open.
 CompatState compat_state(const std::filesystem::path& prefix, const std::filesystem::path& sysroot);
+
+/// <version>/compat_orin: NVIDIA's cuda_compat_orin, the user-mode driver a Jetson Orin runs
+/// CUDA 13.2 and later with (linux-sbsa; used "by putting its directory first on
+/// LD_LIBRARY_PATH", ../shared/reference/jetson.json). install lays it out by itself for an Orin.
+inline constexpr const char* k_compat_orin_dir = "compat_orin";
+
+/// <version>/compat_orin when the version has it and this machine (under `sysroot`) is a Jetson
+/// Orin; nothing elsewhere (its libcuda drives Orin's GPU only). A version without it costs one
+/// stat.
+std::optional<std::filesystem::path> compat_orin_dir(const std::filesystem::path& prefix,
+                                                     const std::filesystem::path& sysroot);
+
+/// The same for a machine already read.
+std::optional<std::filesystem::path> compat_orin_dir(const std::filesystem::path& prefix,
+                                                     const sys::HostMachine& host);
 
 /// Whether `gpus` (a CompatFile's list) names this GPU.
 bool forward_compat_listed(const std::vector<std::string>& gpus,

@@ -79,6 +79,9 @@ version_environment(const fs::path& prefix,
     if (auto compat = compat_state(prefix, sysroot); compat.use()) {
         vars["LD_LIBRARY_PATH"] = compat.dir.string() + ":" + vars["LD_LIBRARY_PATH"];
     }
+    if (auto orin = compat_orin_dir(prefix, sysroot)) { // an Orin's CUDA 13 driver: first
+        vars["LD_LIBRARY_PATH"] = orin->string() + ":" + vars["LD_LIBRARY_PATH"];
+    }
     return vars;
 }
 

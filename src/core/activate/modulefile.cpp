@@ -104,7 +104,9 @@ modulefile(const std::filesystem::path& prefix, const ModuleInfo& info, ModuleFo
                      : std::string("prepend-path ") + k + " " + tcl_quote(*it) + "\n";
         }
     }
-    if (!info.shim.empty() && has_compat_libraries(prefix)) {
+    std::error_code ec;
+    if (!info.shim.empty() && (has_compat_libraries(prefix) ||
+                               std::filesystem::is_directory(prefix / k_compat_orin_dir, ec))) {
         o += compat_block(prefix, info.shim, lua);
     }
     return o;

@@ -385,13 +385,16 @@ std::optional<Version> parse_cudnn_header(std::string_view text) {
                               std::to_string(found["CUDNN_PATCHLEVEL"]));
 }
 
-/// cuda_compat's files stay in compat/: a libcuda in lib64 would reach the machine-wide loader
-/// path through `global`, where a compat libcuda breaks every newer driver (error 803).
+/// cuda_compat's files stay in compat/, cuda_compat_orin's (a Jetson Orin's user-mode driver
+/// for CUDA 13, NVIDIA's cuda-X.Y/compat_orin) in compat_orin/: a libcuda in lib64 would reach
+/// the machine-wide loader path through `global`, where a compat libcuda breaks every newer
+/// driver (error 803).
 Status check_compat_layout(const StoreEntry& e, const store::StoreRecord& rec) {
+    std::string folder = e.component == "cuda_compat_orin" ? "compat_orin/" : "compat/";
     for (const auto& f : rec.files) {
-        if (f.path.find('/') != std::string::npos && f.path.rfind("compat/", 0) != 0) {
-            return layout_error("cuda_compat " + e.version + " puts '" + f.path +
-                                "' outside compat/");
+        if (f.path.find('/') != std::string::npos && f.path.rfind(folder, 0) != 0) {
+            return layout_error(e.component + " " + e.version + " puts '" + f.path + "' outside " +
+                                folder);
         }
     }
     return Ok{};
@@ -421,7 +424,7 @@ Status compose_version(const fs::path& stage,
     json version_json{{"cuda", {{"name", "CUDA SDK"}, {"version", res.cuda->version.str()}}}};
     for (const auto& e : entries) {
         auto rec = CUDAENV_TRY(record_of(e));
-        if (e.component == "cuda_compat") {
+        if (e.component == "cuda_compat" || e.component == "cuda_compat_orin") {
             CUDAENV_TRY(check_compat_layout(e, rec));
         }
         if (e.cudnn) {

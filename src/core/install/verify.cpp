@@ -6,6 +6,7 @@
 #include "../resolve/resolve.hpp"
 #include "../store/records.hpp"
 #include "../sys/dynlib.hpp"
+#include "../sys/platform.hpp"
 #include "compose.hpp"
 
 #include <fcntl.h>
@@ -75,13 +76,29 @@ HashCache::hash(const fs::path& path, dev_t dev, ino_t ino, std::uint64_t& read_
     return m_done.emplace(std::pair{dev, ino}, std::pair{h.sha256, h.size}).first->second;
 }
 
-std::string repair_command(const VersionCheck& check) {
+namespace {
+
+/// The platform `host` takes for a version's CUDA release (sys::platform_for).
+std::string platform_for_version(const sys::HostMachine& host, const std::string& version) {
+    auto cuda = Version::try_parse(version.substr(0, version.find('+')));
+    if (!cuda) {
+        return sys::default_platform(host);
+    }
+    return sys::platform_for(host, static_cast<int>(cuda->major()), static_cast<int>(cuda->minor()))
+        .platform;
+}
+
+} // namespace
+
+std::string repair_command(const VersionCheck& check, const sys::HostMachine* host) {
     std::string cmd =
         std::string(check.upstream ? "sudo " : "") + "cudaenv install --repair " + check.version;
     if (!check.profile.empty() && check.profile != "runtime") {
         cmd += " --profile " + check.profile;
     }
-    if (!check.platform.empty() && check.platform != host_platform()) {
+    auto here = host ? platform_for_version(*host, check.version)
+                     : platform_for_version(sys::read_host_machine("/"), check.version);
+    if (!check.platform.empty() && check.platform != here) {
         cmd += " --platform " + check.platform;
     }
     return cmd;

@@ -12,6 +12,7 @@
 
 #include "../error.hpp"
 #include "../store/root.hpp"
+#include "../sys/platform.hpp"
 
 #include <sys/types.h>
 
@@ -100,7 +101,9 @@ Result<VersionCheck> check_version(const store::Root& root,
 
 /// The command that repairs a checked version: `cudaenv install --repair VERSION`, with its
 /// recorded profile and platform where they are not the defaults (a version installed with
-/// --compat keeps it by itself), `sudo` first for a version of an upstream root.
-std::string repair_command(const VersionCheck& check);
+/// --compat keeps it by itself), `sudo` first for a version of an upstream root. The default
+/// platform is the one `host` takes for the version's CUDA release (sys::platform_for); null:
+/// this machine as uname and / say.
+std::string repair_command(const VersionCheck& check, const sys::HostMachine* host = nullptr);
 
 } // namespace cudaenv::install

@@ -17,8 +17,10 @@ namespace cudaenv::manifest {
 /// The manifest schema this build reads; anything else is refused.
 inline constexpr std::string_view k_schema = "cudaenv.manifest/1";
 
-/// Platforms cudaenv installs for (NVIDIA's platform keys).
-inline constexpr std::string_view k_platforms[] = {"linux-x86_64", "linux-sbsa"};
+/// Platforms cudaenv installs for (NVIDIA's platform keys): x86_64, Arm servers (SBSA: Grace,
+/// DGX Spark; Jetson Thor and, with cuda_compat_orin, Orin from CUDA 13) and Jetson's own
+/// "linux-aarch64" builds (Orin and Xavier up to CUDA 12.9, cuDNN 8.9 and 9.x).
+inline constexpr std::string_view k_platforms[] = {"linux-x86_64", "linux-sbsa", "linux-aarch64"};
 
 /// One of k_platforms.
 constexpr bool is_platform(std::string_view p) {
@@ -30,7 +32,7 @@ constexpr bool is_platform(std::string_view p) {
     return false;
 }
 
-/// "linux-x86_64, linux-sbsa" -- for messages.
+/// "linux-x86_64, linux-sbsa, linux-aarch64" -- for messages.
 inline std::string platform_list() {
     std::string out;
     for (auto k : k_platforms) {

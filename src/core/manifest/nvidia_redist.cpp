@@ -262,7 +262,7 @@ Result<CudnnRelease> cudnn_release_from_redist(const RedistIndex& idx, const Art
         }
     }
     if (builds.empty()) {
-        return fail("no build for linux-x86_64 or linux-sbsa");
+        return fail("no build for " + platform_list());
     }
     // Components beside `cudnn` (cudnn_jit from 9.20) go with the build of the same CUDA
     // variant; cudnn_samples is left out.

@@ -94,7 +94,7 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
                                               const std::map<std::string, std::string>& local,
                                               InstallObserver& observer) {
     auto names = framework_names(trusted);
-    auto ro = CUDAENV_TRY(to_resolve_options(request.spec_options));
+    auto ro = CUDAENV_TRY(to_resolve_options(request.spec_options, session));
     for (const auto& [sha, file] : local) {
         ro.local_archives.insert(sha);
     }
@@ -214,7 +214,8 @@ install(Session& session, const InstallRequest& request, InstallObserver& observ
     // LD_LIBRARY_PATH is this one-line error, never an abort in a worker)
     CUDAENV_TRY(sys::load(sys::k_curl | sys::k_archive | sys::k_crypto));
     const auto* catalog = CUDAENV_TRY(session.catalog());
-    CUDAENV_TRY(to_resolve_options(request.spec_options)); // a bad option before anything else
+    CUDAENV_TRY(
+        to_resolve_options(request.spec_options, session)); // a bad option before anything else
     std::map<std::string, std::string> local; // sha256 -> the file given with --archive
     for (const auto& file : request.archives) {
         auto h = CUDAENV_TRY(fetch::hash_file(file));

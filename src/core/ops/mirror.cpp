@@ -161,7 +161,7 @@ Result<MirrorReport> mirror_specs(Session& session,
     for (const auto& platform : platforms) {
         SpecOptions so = request.spec_options;
         so.platform = platform;
-        auto ro = CUDAENV_TRY(to_resolve_options(so));
+        auto ro = CUDAENV_TRY(to_resolve_options(so, session));
         for (const auto& text : request.specs) {
             auto r = CUDAENV_TRY(
                 resolve_with_indexes(session, trusted, names, text, ro, false, "mirror", {}));

@@ -87,10 +87,9 @@ const manifest::PinnedIndex* pinned_for(const manifest::Catalog& cat, const Spec
 
 } // namespace
 
-Result<ResolveOptions> to_resolve_options(const SpecOptions& o) {
+Result<ResolveOptions> to_resolve_options(const SpecOptions& o, const Session& session) {
     ResolveOptions ro;
     ro.profile = o.profile;
-    ro.platform = o.platform.empty() ? host_platform() : o.platform;
     ro.compat = o.compat;
     for (auto [text, out, what] :
          {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
@@ -103,11 +102,20 @@ Result<ResolveOptions> to_resolve_options(const SpecOptions& o) {
         }
         *out = *v;
     }
-    if (std::find(std::begin(manifest::k_platforms),
-                  std::end(manifest::k_platforms),
-                  ro.platform) == std::end(manifest::k_platforms)) {
-        return Error(ErrorCode::usage, "unknown platform '" + ro.platform + "'")
-            .with_hint("platforms: linux-x86_64, linux-sbsa");
+    if (!o.platform.empty() && !manifest::is_platform(o.platform)) {
+        return Error(ErrorCode::usage, "unknown platform '" + o.platform + "'")
+            .with_hint("platforms: " + manifest::platform_list());
+    }
+    if (!o.platform.empty()) {
+        // this command's --platform (a mirror's, one at a time): the same for every release
+        ro.platform = o.platform;
+        ro.platform_for = [p = o.platform](const Version&) {
+            return sys::PlatformChoice{p, {}, {}};
+        };
+    } else {
+        // CUDAENV_PLATFORM or the config's, else the host's choice for the release resolved
+        ro.platform = session.forced_platform();
+        ro.platform_for = [&session](const Version& cuda) { return session.platform_for(cuda); };
     }
     return ro;
 }
@@ -130,7 +138,7 @@ Result<SpecDescription>
 describe_spec(Session& session, const std::string& text, const SpecOptions& options) {
     auto cat = std::make_unique<const manifest::Catalog>(CUDAENV_TRY(trusted_catalog(session)));
     auto spec = CUDAENV_TRY(parse_spec(text, framework_names(*cat)));
-    auto ro = CUDAENV_TRY(to_resolve_options(options));
+    auto ro = CUDAENV_TRY(to_resolve_options(options, session));
     auto d = describe(*cat, spec, ro);
     if (!d) {
         return Error(d.error()).with_context("resolving '" + text + "'");

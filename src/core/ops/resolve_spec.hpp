@@ -37,9 +37,11 @@ struct SpecOptions {
     bool compat = false; ///< --compat: NVIDIA's forward-compatibility libraries too
 };
 
-/// Checks them and turns them into ResolveOptions (usage errors name the option; the platform
-/// defaults to this machine's).
-Result<ResolveOptions> to_resolve_options(const SpecOptions& o);
+/// Checks them and turns them into ResolveOptions (usage errors name the option). The platform
+/// is --platform's, else the session's for each release resolved (Session::platform_for:
+/// CUDAENV_PLATFORM, the config's `platform`, else the host's choice): the options hold a
+/// reference to `session`, which must outlive them.
+Result<ResolveOptions> to_resolve_options(const SpecOptions& o, const Session& session);
 
 /// Framework names and aliases the manifests know, for SPEC parsing's "did you mean".
 std::vector<std::string> framework_names(const manifest::Catalog& catalog);

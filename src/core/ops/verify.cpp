@@ -46,7 +46,7 @@ Result<VerifyReport> verify(Session& session, const VerifyRequest& request) {
         report.bytes_hashed += check.bytes_hashed;
         VerifiedVersion v{std::move(check), {}};
         if (!v.check.intact() || !v.check.unhashed.empty()) {
-            v.fix = install::repair_command(v.check);
+            v.fix = install::repair_command(v.check, &session.host());
         }
         report.versions.push_back(std::move(v));
     }

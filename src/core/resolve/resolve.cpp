@@ -2,21 +2,58 @@
 
 #include "../suggest.hpp"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
+#include <utility>
 
 namespace cudaenv {
 
 using namespace manifest;
 
-std::string host_platform() {
-    struct utsname u {};
-
-    if (::uname(&u) == 0 && std::string_view(u.machine) == "aarch64") {
-        return "linux-sbsa";
+bool has_platform(const CudaRelease& r, std::string_view platform) {
+    switch (r.source) {
+    case CudaSource::index:
+        return true;
+    case CudaSource::runfile:
+        return r.runfiles.find(platform) != r.runfiles.end();
+    case CudaSource::redist:
+        break;
     }
-    return "linux-x86_64";
+    return std::any_of(r.components.begin(), r.components.end(), [&](const Component& c) {
+        return c.platforms.find(std::string(platform)) != c.platforms.end();
+    });
+}
+
+std::string releases_with_platform(const Catalog& c, std::string_view platform) {
+    // the catalog's major.minor lines in order, each with whether the platform has one
+    std::vector<std::pair<Version, bool>> lines;
+    for (const auto& r : c.cuda) {
+        if (r.source == CudaSource::index) {
+            continue;
+        }
+        Version mm = r.version.truncated(2);
+        bool has = has_platform(r, platform);
+        if (!lines.empty() && lines.back().first == mm) {
+            lines.back().second = lines.back().second || has;
+        } else {
+            lines.emplace_back(mm, has);
+        }
+    }
+    std::string out;
+    for (std::size_t i = 0; i < lines.size();) {
+        if (!lines[i].second) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j + 1 < lines.size() && lines[j + 1].second &&
+               lines[j + 1].first.major() == lines[i].first.major()) {
+            ++j;
+        }
+        out += (out.empty() ? "" : ", ") + lines[i].first.str() +
+               (j > i ? "-" + lines[j].first.str() : std::string());
+        i = j + 1;
+    }
+    return out;
 }
 
 std::string Resolution::version_name() const {
@@ -141,6 +178,142 @@ Error cudnn_incompatible(const Catalog& c, const CudnnRelease& dnn, const CudaRe
     return err;
 }
 
+/// What a platform is, for a refusal: Jetson's own builds name their JetPack.
+std::string platform_text(std::string_view platform) {
+    if (platform == "linux-aarch64") {
+        return "linux-aarch64 (NVIDIA's Jetson builds, JetPack 5 and 6)";
+    }
+    return std::string(platform);
+}
+
+/// The newest release the SPEC allows whose platform (opt.platform_for) has archives; else the
+/// newest it allows (refused by take_platform, naming what exists).
+const CudaRelease*
+newest_cuda_for(const Catalog& c, const Version& want, const ResolveOptions& opt) {
+    if (opt.platform_for) {
+        for (auto it = c.cuda.rbegin(); it != c.cuda.rend(); ++it) {
+            if (!want.is_prefix_of(it->version)) {
+                continue;
+            }
+            auto choice = opt.platform_for(it->version);
+            if (!choice.platform.empty() && has_platform(*it, choice.platform)) {
+                return &*it;
+            }
+        }
+    }
+    return c.newest_cuda(want);
+}
+
+/// The release of the same major nearest `v` (the next newer first) that has `platform`.
+const CudaRelease* nearest_with(const Catalog& c, const Version& v, std::string_view platform) {
+    const CudaRelease* below = nullptr;
+    for (const auto& r : c.cuda) {
+        if (r.version.major() != v.major() || r.source == CudaSource::index ||
+            !has_platform(r, platform)) {
+            continue;
+        }
+        if (r.version > v) {
+            return &r;
+        }
+        below = &r;
+    }
+    return below;
+}
+
+/// The platform for the chosen release, or the refusal that names it and what exists instead.
+Status take_platform(const Catalog& c, Resolution& res, const ResolveOptions& opt) {
+    const auto& cuda = *res.cuda;
+    if (opt.platform_for) {
+        auto choice = opt.platform_for(cuda.version);
+        if (choice.platform.empty()) {
+            return Error(ErrorCode::incompatible, choice.refusal)
+                .with_hint("to provision another machine, name its platform: --platform " +
+                           platform_list() + " (or CUDAENV_PLATFORM)");
+        }
+        res.platform = choice.platform;
+        res.platform_compat = choice.compat_component;
+    }
+    if (has_platform(cuda, res.platform)) {
+        return Ok{};
+    }
+    std::string have = releases_with_platform(c, res.platform);
+    auto err = Error(
+        ErrorCode::incompatible,
+        "CUDA " + cuda.version.str() + " has no " + platform_text(res.platform) + " archives; " +
+            (have.empty() ? "the manifests know no CUDA release for " + res.platform
+                          : "NVIDIA publishes " + res.platform + " archives for CUDA " + have));
+    if (const auto* alt = nearest_with(c, cuda.version, res.platform)) {
+        std::string mm = alt->version.truncated(2).str();
+        err = std::move(err).with_hint(
+            res.framework ? "try a CUDA " + mm + " the framework's rules allow: cudaenv resolve " +
+                                res.spec + " --cuda " + mm
+                          : "cudaenv resolve " + mm);
+    }
+    if (res.platform == "linux-aarch64") {
+        err = std::move(err).with_hint("CUDA 13 reaches Jetson as linux-sbsa: Thor from 13.0 "
+                                       "(JetPack 7), Orin from 13.2 with cuda_compat_orin "
+                                       "(JetPack 7.2)");
+    }
+    return err;
+}
+
+/// The newest cuDNN under `prefix` with a build for `cuda` that has `platform`; else the newest
+/// with any build for it (refused by check_cudnn_platform, naming what exists).
+const CudnnRelease* newest_cudnn_on(const Catalog& c,
+                                    const Version& prefix,
+                                    const Version& cuda,
+                                    std::string_view platform) {
+    for (auto it = c.cudnn.rbegin(); it != c.cudnn.rend(); ++it) {
+        if (!prefix.is_prefix_of(it->version)) {
+            continue;
+        }
+        const auto* b = it->build_for(cuda);
+        if (b && b->platforms.find(std::string(platform)) != b->platforms.end()) {
+            return &*it;
+        }
+    }
+    return c.newest_cudnn(prefix, cuda);
+}
+
+/// A cuDNN whose build for the CUDA has no archive for the platform: refused, naming the
+/// cuDNN releases that have one.
+Status check_cudnn_platform(const Catalog& c, const Resolution& res) {
+    const auto& b = *res.cudnn_build;
+    if (b.platforms.count(res.platform)) {
+        return Ok{};
+    }
+    std::vector<std::string> have;
+    const CudnnRelease* alt = nullptr; // the newest of the same series, else major, else any
+    auto rank = [&](const CudnnRelease& r) {
+        return r.version.truncated(2) == res.cudnn->version.truncated(2) ? 2
+               : r.version.major() == res.cudnn->version.major()         ? 1
+                                                                         : 0;
+    };
+    for (const auto& r : c.cudnn) {
+        const auto* rb = r.build_for(res.cuda->version);
+        if (rb && rb->platforms.count(res.platform)) {
+            have.push_back(r.version.str());
+            if (!alt || rank(r) >= rank(*alt)) {
+                alt = &r;
+            }
+        }
+    }
+    std::string list;
+    for (const auto& h : have) {
+        list += (list.empty() ? "" : ", ") + h;
+    }
+    auto err = Error(
+        ErrorCode::incompatible,
+        "cuDNN " + res.cudnn->version.str() + " has no " + platform_text(res.platform) +
+            " build for CUDA " + res.cuda->version.truncated(2).str() + "; " +
+            (have.empty() ? "no cuDNN the manifests know has one" : "these have: cuDNN " + list));
+    if (alt) {
+        err = std::move(err).with_hint("cudaenv resolve " + res.cuda->version.str() + "+cudnn-" +
+                                       alt->version.str());
+    }
+    return err;
+}
+
 /// What to do about an artifact NVIDIA serves only behind a login.
 constexpr const char* k_give_it =
     ": download it from NVIDIA (a login is needed) and give it with install --archive FILE";
@@ -179,6 +352,21 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
                 continue;
             }
             res.archives.push_back({name, comp->version, it->second, std::nullopt});
+        }
+    }
+    if (!res.platform_compat.empty() && cuda.source == CudaSource::redist) {
+        const Component* comp = cuda.component(res.platform_compat);
+        const Artifact* a = nullptr;
+        if (comp) {
+            auto it = comp->platforms.find(res.platform);
+            a = it == comp->platforms.end() ? nullptr : &it->second;
+        }
+        if (!a) {
+            res.not_installable.push_back("CUDA " + cuda.version.str() + " has no " +
+                                          res.platform_compat + " for " + res.platform +
+                                          ", which this machine needs to run it");
+        } else {
+            res.archives.push_back({res.platform_compat, comp->version, *a, std::nullopt});
         }
     }
     if (res.cudnn && res.cudnn_build) {
@@ -597,18 +785,21 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         }
     }
 
-    res.cuda = c.newest_cuda(*want_cuda);
+    // the release first, then its platform (a Jetson Orin's changes at CUDA 13), then its archives
+    res.cuda = newest_cuda_for(c, *want_cuda, opt);
     if (!res.cuda) {
         return cuda_not_found(c, *want_cuda);
     }
+    CUDAENV_TRY(take_platform(c, res, opt));
     if (want_cudnn) {
-        res.cudnn = c.newest_cudnn(*want_cudnn, res.cuda->version);
+        res.cudnn = newest_cudnn_on(c, *want_cudnn, res.cuda->version, res.platform);
         if (!res.cudnn && res.framework_variant && !opt.cudnn && want_cudnn->size() > 1) {
             // the wheels' exact cuDNN is not one the manifests carry: the newest of its series,
             // else of its major (the framework's rule, checked below, says whether it may)
             for (std::size_t parts : {std::size_t{2}, std::size_t{1}}) {
                 if (!res.cudnn && want_cudnn->size() > parts) {
-                    res.cudnn = c.newest_cudnn(want_cudnn->truncated(parts), res.cuda->version);
+                    res.cudnn = newest_cudnn_on(
+                        c, want_cudnn->truncated(parts), res.cuda->version, res.platform);
                 }
             }
             if (res.cudnn) {
@@ -627,6 +818,9 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
             return cudnn_incompatible(c, *any, *res.cuda);
         }
         res.cudnn_build = res.cudnn->build_for(res.cuda->version);
+        if (res.cudnn_build) {
+            CUDAENV_TRY(check_cudnn_platform(c, res));
+        }
         if (res.cudnn_build && !res.cudnn_build->covers(res.cuda->version)) {
             const auto& b = *res.cudnn_build;
             res.notes.push_back("cuDNN " + res.cudnn->version.str() + "'s build for CUDA " +

@@ -6,7 +6,9 @@
 #include "../error.hpp"
 #include "../manifest/model.hpp"
 #include "../spec.hpp"
+#include "../sys/platform.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -20,6 +22,12 @@ struct ResolveOptions {
     std::optional<Version> cudnn; ///< --cudnn
     std::string profile = "runtime";
     std::string platform = "linux-x86_64";
+    /// The platform each CUDA release is taken for (ops::Session::platform_for: a forced one,
+    /// else the host's choice for that release, sys::platform_for). When set, resolve picks the
+    /// release first -- the newest the SPEC allows that has archives for its platform --, then
+    /// asks this, then takes the archives; `platform` is not used. A release the platform has
+    /// nothing for is refused (incompatible, exit 8), naming the platform and what exists.
+    std::function<sys::PlatformChoice(const Version& cuda)> platform_for;
     /// sha256s of files the user has (install --archive FILE): an artifact known only by its
     /// hash is installable when its file is here.
     std::set<std::string> local_archives;
@@ -54,7 +62,10 @@ struct Resolution {
     const manifest::CudnnRelease* cudnn = nullptr;
     const manifest::CudnnBuild* cudnn_build = nullptr;
     std::string profile;
-    std::string platform;
+    std::string platform; ///< NVIDIA's platform the archives are for ("linux-aarch64")
+    /// A component the host needs beside the toolkit on this platform (sys::PlatformChoice:
+    /// "cuda_compat_orin" on a Jetson Orin from CUDA 13.2); its archive is among `archives`.
+    std::string platform_compat;
     std::vector<ResolvedArchive> archives;
     /// The libraries the chosen cuDNN major must have (rules.json), without ".so.N".
     std::vector<std::string> cudnn_sublibraries;
@@ -131,7 +142,12 @@ Status check_variant_compat(const manifest::Framework& framework,
 const manifest::FrameworkVariant* best_variant(const manifest::FrameworkRelease& release,
                                                const Version& cuda);
 
-/// The platform key of the machine cudaenv runs on ("linux-x86_64", "linux-sbsa").
-std::string host_platform();
+/// Whether NVIDIA publishes anything of `release` for `platform` (a redistrib component's
+/// archive, or the runfile); true for a release known by its index alone (known once fetched).
+bool has_platform(const manifest::CudaRelease& release, std::string_view platform);
+
+/// The CUDA releases (major.minor, runs of the catalog's consecutive releases joined: "11.8,
+/// 12.0-12.2, 12.4-12.9") that have archives for `platform`: what a refusal names instead.
+std::string releases_with_platform(const manifest::Catalog& catalog, std::string_view platform);
 
 } // namespace cudaenv

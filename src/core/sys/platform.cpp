@@ -58,7 +58,7 @@ std::string jetpack_of(const std::string& l4t) {
     if (major == "32") {
         return "4";
     }
-    if (major == "35") {
+    if (major == "34" || major == "35") { // R34: JetPack 5.0 developer previews
         return "5";
     }
     if (major == "36") {
@@ -88,16 +88,18 @@ void read_compatible(const fs::path& sysroot, Jetson& j) {
         std::string_view entry(text.data() + start, end - start);
         if (entry.rfind("nvidia,tegra", 0) == 0) {
             j.compatible = std::string(entry);
+            // "tegra210b01" (Nano 2GB, TX1 B01) is a tegra210; Orin lists "nvidia,tegra234"
+            // before "nvidia,tegra23x", Thor "nvidia,tegra264" (platform_test.cpp's samples)
             auto chip = entry.substr(12);
-            if (chip == "264") {
+            if (chip.rfind("264", 0) == 0) {
                 j.soc = "thor";
-            } else if (chip == "234") {
+            } else if (chip.rfind("234", 0) == 0) {
                 j.soc = "orin";
-            } else if (chip == "194") {
+            } else if (chip.rfind("194", 0) == 0) {
                 j.soc = "xavier";
-            } else if (chip == "186") {
+            } else if (chip.rfind("186", 0) == 0) {
                 j.soc = "tx2";
-            } else if (chip == "210") {
+            } else if (chip.rfind("210", 0) == 0) {
                 j.soc = "nano";
             }
             return;

@@ -55,6 +55,11 @@ Finding not_installed(Host& h, const Toolkit& t) {
     }
     auto bad = gpus_without_forward_compat(h);
     const auto* comp = rel->component("cuda_compat");
+    // Jetson's cuda_compat (linux-aarch64 only: 11.8, 12.x) is not the data-center forward
+    // compatibility this probe is about
+    if (comp && !comp->platforms.count("linux-x86_64") && !comp->platforms.count("linux-sbsa")) {
+        comp = nullptr;
+    }
     if (!bad.empty() || h.facts().pci_gpus().empty() || !comp) {
         return skip("driver " + driver->str() + " is older than CUDA " + rel->version.str() +
                     " needs, and forward compatibility cannot help: " +

@@ -138,6 +138,51 @@ TEST_F(Compat, ExecPutsCompatFirstOnlyWhereItIsUsed) {
     EXPECT_EQ(vars["LD_LIBRARY_PATH"], (prefix / "lib64").string() + ":/opt/x");
 }
 
+// An Orin as its files say (jetson-gpio issue #125's compatible; L4T R39 is JetPack 7.2:
+// platform_test.cpp has the samples and their threads).
+void orin_files(const test::TempDir& root) {
+    root.write("etc/nv_tegra_release",
+               "# R39 (release), REVISION: 2.0, GCID: 45755727, BOARD: generic, EABI: aarch64\n");
+    using namespace std::string_literals;
+    root.write("proc/device-tree/compatible",
+               "nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0"s);
+}
+
+TEST_F(Compat, AnOrinPutsCompatOrinFirstAndNoOtherMachineDoes) {
+    dir.write("13.3.1/compat_orin/libcuda.so.1", "orin's user-mode driver");
+    std::map<std::string, std::string> env{{"LD_LIBRARY_PATH", "/opt/x"}};
+    test::TempDir root;
+    // the decision, on the machine as its files and uname say
+    EXPECT_FALSE(compat_orin_dir(prefix, sys::read_host_machine(root.path(), "aarch64")));
+    orin_files(root);
+    EXPECT_EQ(compat_orin_dir(prefix, sys::read_host_machine(root.path(), "aarch64")),
+              prefix / "compat_orin");
+    EXPECT_FALSE(compat_orin_dir(prefix, sys::read_host_machine(root.path(), "x86_64")));
+    EXPECT_FALSE(
+        compat_orin_dir(dir.path() / "12.6.3", sys::read_host_machine(root.path(), "aarch64")));
+    // what exec and env do here, with this machine's uname
+    test::TempDir server;
+    if (sys::read_host_machine(root.path()).machine != "aarch64") {
+        // not aarch64: compat_orin is never used, whatever the files say
+        EXPECT_FALSE(compat_orin_dir(prefix, root.path()));
+        auto vars = version_environment(prefix, {dir.path()}, env, root.path());
+        EXPECT_EQ(vars["LD_LIBRARY_PATH"], (prefix / "lib64").string() + ":/opt/x");
+        return;
+    }
+    EXPECT_FALSE(compat_orin_dir(prefix, server.path())); // an Arm server: not used
+    ASSERT_TRUE(compat_orin_dir(prefix, root.path()));
+    auto vars = version_environment(prefix, {dir.path()}, env, root.path());
+    EXPECT_EQ(vars["LD_LIBRARY_PATH"],
+              (prefix / "compat_orin").string() + ":" + (prefix / "lib64").string() + ":/opt/x");
+}
+
+TEST_F(Compat, AVersionWithCompatOrinAsksTheShimInItsModulefile) {
+    ModuleInfo info{"13.3.1", "13.3.1", "", "/usr/libexec/cudaenv/cudaenv-shim"};
+    dir.write("13.3.1/compat_orin/libcuda.so.1", "orin's user-mode driver");
+    auto lua = modulefile(prefix, info, ModuleFormat::lua);
+    EXPECT_NE(lua.find("__compat '" + prefix.string() + "'"), std::string::npos) << lua;
+}
+
 TEST_F(Compat, ModulefilesAskTheShimAtLoadTimeAndLast) {
     ModuleInfo info{"13.3.1", "13.3.1", "", "/usr/libexec/cudaenv/cudaenv-shim"};
     auto without = modulefile(prefix, info, ModuleFormat::lua);

@@ -928,3 +928,64 @@ TEST_F(Install, AWriteWithItsTimePutBackIsFoundByRehashingOnly) {
     EXPECT_TRUE(repaired->changed);
     EXPECT_EQ(test::read_all(lib), "not really ELF");
 }
+
+namespace {
+
+constexpr const char* k_orin_top = "cuda_compat_orin-linux-sbsa-13.2.44290101-archive";
+
+std::string compat_orin_path() {
+    return std::string("cuda/redist/cuda_compat_orin/linux-sbsa/") + k_orin_top + ".tar.xz";
+}
+
+/// cuda_compat_orin as its redistrib archive is named; its files in compat_orin/ (as NVIDIA's
+/// cuda-compat-orin package puts them in cuda-X.Y/compat_orin), or elsewhere when `where` says.
+std::string compat_orin_archive(const std::string& where = "compat_orin") {
+    std::string t = k_orin_top;
+    TarWriter w;
+    w.dir(t).dir(t + "/" + where);
+    w.file(t + "/LICENSE", "license\n");
+    w.file(t + "/" + where + "/libcuda.so.1.1", "orin's user-mode driver", 0755);
+    w.symlink(t + "/" + where + "/libcuda.so.1", "libcuda.so.1.1");
+    return xz(w.bytes());
+}
+
+} // namespace
+
+// On a Jetson Orin a CUDA 13 version carries cuda_compat_orin (resolve adds it): its libcuda stays
+// in <version>/compat_orin, which exec and the shim put first on an Orin only (compat_test.cpp);
+// never in lib64, where `global` would hand it to the machine-wide loader.
+TEST_F(Install, CompatOrinIsLaidOutInItsOwnFolderAndRecorded) {
+    auto bytes = compat_orin_archive();
+    mirror.put(compat_orin_path(), bytes);
+    Resolution r = cuda_only();
+    r.platform_compat = "cuda_compat_orin";
+    r.archives.push_back(
+        archive_for("cuda_compat_orin", "13.2.44290101", compat_orin_path(), bytes));
+    auto got = install::install(root, r, options);
+    ASSERT_TRUE(got) << got.error().full_message();
+    fs::path v = got->prefix;
+    EXPECT_EQ(test::read_all(v / "compat_orin/libcuda.so.1.1"), "orin's user-mode driver");
+    EXPECT_EQ(fs::read_symlink(v / "compat_orin/libcuda.so.1"), "libcuda.so.1.1");
+    EXPECT_FALSE(fs::exists(v / "lib64/libcuda.so.1"));
+    auto rec = store::read_version_record(v);
+    ASSERT_TRUE(rec) << rec.error().full_message();
+    ASSERT_EQ(rec->components.size(), 2u);
+    EXPECT_EQ(rec->components[1].component, "cuda_compat_orin");
+    EXPECT_EQ(rec->components[1].sha256, sha256_hex(bytes));
+}
+
+TEST_F(Install, CompatOrinOutsideItsFolderIsNotPublished) {
+    auto bytes = compat_orin_archive("lib");
+    mirror.put(compat_orin_path(), bytes);
+    Resolution r = cuda_only();
+    r.platform_compat = "cuda_compat_orin";
+    r.archives.push_back(
+        archive_for("cuda_compat_orin", "13.2.44290101", compat_orin_path(), bytes));
+    auto got = install::install(root, r, options);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
+    EXPECT_NE(got.error().full_message().find("outside compat_orin/"), std::string::npos)
+        << got.error().full_message();
+    EXPECT_EQ(names_in(root.versions()), std::vector<std::string>{});
+    expect_no_stages();
+}

@@ -135,24 +135,61 @@ TEST(Session, AMalformedConfigIsAUsageError) {
 }
 
 TEST(SpecOptions, BadOptionsAreUsageErrorsNamingTheOption) {
+    test::TempDir d;
+    auto s = session_in(d);
     ops::SpecOptions o;
     o.cuda = "eleven";
-    auto r = ops::to_resolve_options(o);
+    auto r = ops::to_resolve_options(o, s);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, ErrorCode::usage);
     EXPECT_NE(r.error().full_message().find("--cuda"), std::string::npos);
 
     ops::SpecOptions p;
     p.platform = "linux-ppc64le";
-    auto platform = ops::to_resolve_options(p);
+    auto platform = ops::to_resolve_options(p, s);
     ASSERT_FALSE(platform);
     EXPECT_EQ(platform.error().code, ErrorCode::usage);
+    ASSERT_FALSE(platform.error().hints.empty());
+    EXPECT_NE(platform.error().hints[0].find("linux-aarch64"), std::string::npos);
 
     ops::SpecOptions ok;
     ok.cuda = "12.4";
-    auto good = ops::to_resolve_options(ok);
+    auto good = ops::to_resolve_options(ok, s);
     ASSERT_TRUE(good);
-    EXPECT_FALSE(good->platform.empty()); // this machine's
+    // nothing forced: the machine decides per release
+    EXPECT_TRUE(good->platform.empty());
+    ASSERT_TRUE(good->platform_for);
+    EXPECT_EQ(good->platform_for(Version::parse("12.4").value()).platform,
+              sys::platform_for(s.host(), 12, 4).platform);
+}
+
+TEST(SpecOptions, ThePlatformIsTheOptionThenTheEnvironmentThenTheConfig) {
+    test::TempDir d;
+    auto s = session_in(d);
+    d.write("sysroot/etc/cudaenv/config", "platform = linux-sbsa\n");
+    ASSERT_TRUE(s.load_config());
+    auto cuda12 = Version::parse("12.6").value();
+    auto from_config = ops::to_resolve_options({}, s);
+    ASSERT_TRUE(from_config);
+    EXPECT_EQ(from_config->platform_for(cuda12).platform, "linux-sbsa");
+
+    s.env["CUDAENV_PLATFORM"] = "linux-aarch64";
+    ASSERT_TRUE(s.check_environment());
+    auto from_env = ops::to_resolve_options({}, s);
+    ASSERT_TRUE(from_env);
+    EXPECT_EQ(from_env->platform, "linux-aarch64");
+    EXPECT_EQ(from_env->platform_for(cuda12).platform, "linux-aarch64");
+
+    ops::SpecOptions forced;
+    forced.platform = "linux-x86_64";
+    auto from_option = ops::to_resolve_options(forced, s);
+    ASSERT_TRUE(from_option);
+    EXPECT_EQ(from_option->platform_for(cuda12).platform, "linux-x86_64");
+
+    s.env["CUDAENV_PLATFORM"] = "linux-arm64";
+    auto bad = s.check_environment();
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, ErrorCode::usage);
 }
 
 TEST(DescribeSpec, TheDescriptionOutlivesTheCatalogItWasMadeFrom) {

@@ -531,3 +531,124 @@ TEST(ResolveCompat, AReleaseWithoutItIsNotFoundAndSaysWhichHaveIt) {
     ASSERT_FALSE(runfile);
     EXPECT_NE(runfile.error().message.find("runfile installer"), std::string::npos);
 }
+
+namespace {
+
+/// The options a command on `host` resolves with: the host's platform per release.
+ResolveOptions on(const sys::HostMachine& host, ResolveOptions opt = {}) {
+    opt.platform_for = [host](const Version& cuda) {
+        return sys::platform_for(
+            host, static_cast<int>(cuda.major()), static_cast<int>(cuda.minor()));
+    };
+    return opt;
+}
+
+sys::HostMachine jetson(const char* soc) {
+    sys::HostMachine h;
+    h.kind = sys::HostKind::jetson;
+    h.machine = "aarch64";
+    h.jetson = sys::Jetson{
+        soc, std::string("nvidia,tegra") + (soc == std::string("thor") ? "264" : "234"), "", ""};
+    return h;
+}
+
+sys::HostMachine grace() {
+    sys::HostMachine h;
+    h.kind = sys::HostKind::arm_server;
+    h.machine = "aarch64";
+    return h;
+}
+
+bool only_platform(const Resolution& r, const std::string& platform) {
+    for (const auto& a : r.archives) {
+        std::string loc = a.artifact.path.empty() ? a.artifact.url : a.artifact.path;
+        if (loc.find("/" + platform + "/") == std::string::npos) {
+            return false;
+        }
+    }
+    return !r.archives.empty();
+}
+
+} // namespace
+
+TEST(ResolveOnAHost, AGraceServerTakesSbsa) {
+    auto r = run("tf-2.15", on(grace()));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->platform, "linux-sbsa");
+    EXPECT_TRUE(only_platform(*r, "linux-sbsa"));
+    EXPECT_TRUE(r->platform_compat.empty());
+}
+
+TEST(ResolveOnAHost, AnOrinTakesJetsonArchivesForCuda12) {
+    auto r = run("tf-2.15", on(jetson("orin"))); // CUDA 12.2, cuDNN 8.9
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->platform, "linux-aarch64");
+    EXPECT_TRUE(only_platform(*r, "linux-aarch64"));
+    ASSERT_TRUE(r->cudnn);
+    // the newest cuDNN 8.9 with a Jetson build for CUDA 12
+    EXPECT_TRUE(r->cudnn_build->platforms.count("linux-aarch64"));
+    EXPECT_TRUE(r->installable());
+}
+
+TEST(ResolveOnAHost, AnOrinIsRefusedCuda123NamingWhatExists) {
+    auto r = run("tf-2.16", on(jetson("orin"))); // TensorFlow 2.16 was built with CUDA 12.3
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::incompatible);
+    const auto& m = r.error().message;
+    EXPECT_NE(m.find("CUDA 12.3"), std::string::npos) << m;
+    EXPECT_NE(m.find("linux-aarch64"), std::string::npos) << m;
+    EXPECT_NE(m.find("JetPack"), std::string::npos) << m;
+    // from the manifests: the Jetson lines NVIDIA published, 12.3 not among them
+    EXPECT_NE(m.find("11.8, 12.0-12.2, 12.4-12.9"), std::string::npos) << m;
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_NE(r.error().hints[0].find("--cuda 12.4"), std::string::npos) << r.error().hints[0];
+}
+
+TEST(ResolveOnAHost, AnOrinOnCuda13TakesSbsaWithCompatOrin) {
+    auto r = run("13.2", on(jetson("orin")));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->platform, "linux-sbsa");
+    EXPECT_EQ(r->platform_compat, "cuda_compat_orin");
+    bool has = false;
+    for (const auto& a : r->archives) {
+        has = has || a.component == "cuda_compat_orin";
+    }
+    EXPECT_TRUE(has);
+
+    auto refused = run("13.0", on(jetson("orin")));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::incompatible);
+    EXPECT_NE(refused.error().message.find("13.2"), std::string::npos);
+}
+
+TEST(ResolveOnAHost, ThorTakesCuda13OnlyAndAMajorPicksWhatItCanRun) {
+    auto r = run("13.0", on(jetson("thor")));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->platform, "linux-sbsa");
+    EXPECT_TRUE(r->platform_compat.empty());
+    auto refused = run("12.6", on(jetson("thor")));
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("JetPack 7"), std::string::npos);
+    // "12" on an Orin: the newest 12.x with Jetson archives
+    auto twelve = run("12", on(jetson("orin")));
+    ASSERT_TRUE(twelve) << twelve.error().message;
+    EXPECT_EQ(twelve->platform, "linux-aarch64");
+    EXPECT_EQ(twelve->cuda->version.truncated(2).str(), "12.9");
+}
+
+TEST(ResolveOnAHost, ACudnnWithoutAJetsonBuildIsRefused) {
+    // cuDNN 8.9.7 has no linux-aarch64 build (Jetson's 8.9 builds are 8.9.0 and 8.9.5)
+    auto r = run("12.2+cudnn-8.9.7", on(jetson("orin")));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::incompatible);
+    EXPECT_NE(r.error().message.find("linux-aarch64"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("8.9.5"), std::string::npos) << r.error().message;
+    // the hint takes the newest of the asked series that has one
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_EQ(r.error().hints[0], "cudaenv resolve 12.2.2+cudnn-8.9.5.30");
+}
+
+TEST(ReleasesWithPlatform, JoinsTheCatalogsRuns) {
+    EXPECT_EQ(releases_with_platform(catalog(), "linux-aarch64"), "11.8, 12.0-12.2, 12.4-12.9");
+    EXPECT_EQ(releases_with_platform(catalog(), "linux-ppc64le"), "");
+}
