@@ -297,7 +297,7 @@ def build_cuda_component(entries, names, compiler, plat, mirror, version, spec, 
         top = f"{comp}-{plat}-{cver}" + (f"_{variant}" if compat else "") + "-archive"
         rel = f"{comp}/{plat}/{top}.tar.xz"
         files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None)]
-        files += lib_files(compiler, "compat" if comp.startswith("cuda_compat") else "lib", libs)
+        files += lib_files(compiler, {"cuda_compat": "compat", "cuda_compat_orin": "compat_orin"}.get(comp, "lib"), libs)
         if comp == "cuda_cudart":
             major, minor = (int(x) for x in version.split(".")[:2])
             files.append(("include/cuda_runtime_api.h",
