@@ -6,6 +6,7 @@
 #include "../fs.hpp"
 #include "../store/records.hpp"
 #include "../store/root.hpp"
+#include "../sys/platform.hpp"
 #include "../sys/process.hpp"
 
 #include <nlohmann/json.hpp>
@@ -299,7 +300,7 @@ Status add_cudnn(Composer& c, const StoreEntry& e, const store::StoreRecord& rec
 /// and .../lib (the runfile toolkit's real folders). Redistrib archives have include/ and lib/
 /// at the top, so without these two links the real nvcc finds no cuda_runtime.h.
 Status add_target_dir(const fs::path& stage, const std::string& platform) {
-    std::string triple = target_triple(platform);
+    std::string triple = sys::cuda_target(platform);
     std::error_code ec;
     if (triple.empty() || !fs::is_directory(stage / "include", ec)) {
         return Ok{};
@@ -325,19 +326,6 @@ Status add_target_dir(const fs::path& stage, const std::string& platform) {
 }
 
 } // namespace
-
-std::string target_triple(const std::string& platform) {
-    if (platform == "linux-x86_64") {
-        return "x86_64-linux";
-    }
-    if (platform == "linux-sbsa") {
-        return "sbsa-linux";
-    }
-    if (platform == "linux-aarch64") {
-        return "aarch64-linux";
-    }
-    return {};
-}
 
 std::optional<Version> parse_cudnn_header(std::string_view text) {
     std::map<std::string, std::uint32_t> found;
@@ -430,7 +418,7 @@ Status compose_version(const fs::path& stage,
         if (e.cudnn) {
             CUDAENV_TRY(add_cudnn(c, e, rec));
         } else {
-            CUDAENV_TRY(add_cuda_component(c, e, rec, target_triple(res.platform)));
+            CUDAENV_TRY(add_cuda_component(c, e, rec, sys::cuda_target(res.platform)));
             if (e.runfile) {
                 for (const auto& f : rec.files) {
                     if (f.type == store::FileRecord::Type::dir &&
@@ -567,7 +555,7 @@ version_tree(const std::vector<StoreEntry>& entries,
              const std::string& platform) {
     std::map<std::string, VersionFile> tree;
     Composer c{{}, {}, 0, 0, {}, &tree};
-    std::string triple = target_triple(platform);
+    std::string triple = sys::cuda_target(platform);
     for (std::size_t i = 0; i < entries.size() && i < records.size(); ++i) {
         if (entries[i].cudnn) {
             CUDAENV_TRY(add_cudnn(c, entries[i], records[i]));

@@ -56,10 +56,6 @@ version_tree(const std::vector<StoreEntry>& entries,
              const std::vector<store::StoreRecord>& records,
              const std::string& platform);
 
-/// NVIDIA's name for a platform's target folder: linux-x86_64 -> x86_64-linux (the
-/// `targets/<triple>` that nvcc.profile names); empty for a platform it does not know.
-std::string target_triple(const std::string& platform);
-
 /// CUDNN_MAJOR.MINOR.PATCHLEVEL from a cudnn_version.h / cudnn.h text, if all three are there.
 std::optional<Version> parse_cudnn_header(std::string_view text);
 
