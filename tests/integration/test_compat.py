@@ -44,7 +44,7 @@ def compat(inst, tmp_path):
     inst.root = s / "opt" / "cudaenv"  # inside the machine: the doctor sees it there
     inst.env.update(CUDAENV_MANIFESTS=str(man), CUDAENV_SYSROOT=str(s), CUDAENV_ROOT=str(inst.root))
     inst.sysroot = s
-    inst.prefix = inst.root / "versions" / "12.4.1"
+    inst.prefix = inst.root / "versions" / "linux-x86_64" / "12.4.1"
     return inst
 
 

@@ -755,7 +755,8 @@ def test_cuda_link_alternatives(m):
 
 
 def _cudaenv_version(m, name="12.4.1+cudnn9.1.1.17"):
-    """An installed cudaenv version inside the machine (root /opt/cudaenv), made global."""
+    """An installed cudaenv version inside the machine (root /opt/cudaenv), made global; laid out as
+    before platforms (versions/<name>), which the doctor reads as it is."""
     root = m.p("/opt/cudaenv")
     prefix = f"/opt/cudaenv/versions/{name}"
     m.toolkit(prefix=prefix)
@@ -1288,7 +1289,7 @@ def test_after_a_real_install_and_global_the_doctor_agrees(inst, libs, tmp_path)
     res = inst("doctor", "--json")
     assert res.rc == 0, res
     probes = {p["id"]: p for p in res.json()["probes"]}
-    version = "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17"
+    version = "/opt/cudaenv/versions/linux-x86_64/12.4.1+cudnn9.1.1.17"
     expect(probes["toolkit"], "ok", "CUDA 12.4", "cudaenv's record: 12.4.1", "nvcc --version: 12.4.131")
     expect(probes["cuda-link"], "ok", "cudaenv's link to " + version)
     expect(probes["loader"], "ok", f"libcudart.so.12 -> /usr/local/cuda/lib64/libcudart.so.12 (ld.so.cache)",

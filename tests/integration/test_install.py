@@ -15,7 +15,7 @@ TF213 = "11.8.0+cudnn8.6.0.163"
 
 
 def installed(inst, name=TF213):
-    return inst.root / "versions" / name
+    return inst.root / "versions" / "linux-x86_64" / name
 
 
 def test_install_lays_out_cuda_and_flattened_cudnn(inst, tmp_path):

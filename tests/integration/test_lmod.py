@@ -56,7 +56,7 @@ def test_module_load_matches_exec_and_unload_restores(mods):
               env={**base, "CUDAENV_VERSION": TF213})
     assert ex.rc == 0, ex
     assert loaded == parse(ex.out, "X_"), (loaded, ex.out)
-    assert loaded["CUDA_HOME"] == str(mods.root / "versions" / TF213)
+    assert loaded["CUDA_HOME"] == str(mods.root / "versions" / "linux-x86_64" / TF213)
     assert after == before  # unload puts everything back
 
 
@@ -65,11 +65,11 @@ def test_module_swap_and_family_keep_one_cuda(mods):
                      f"module load cuda/{TF213}; {dump('F_')}; module -t list 2>&1")
     assert res.returncode == 0, res
     swapped = parse(res.stdout, "S_")
-    assert swapped["CUDA_HOME"] == str(mods.root / "versions" / TF216)
+    assert swapped["CUDA_HOME"] == str(mods.root / "versions" / "linux-x86_64" / TF216)
     assert TF213 not in swapped["PATH"] and TF213 not in swapped["LD_LIBRARY_PATH"]
     # loading another member of family "cuda" replaces the loaded one
     fam = parse(res.stdout, "F_")
-    assert fam["CUDA_HOME"] == str(mods.root / "versions" / TF213)
+    assert fam["CUDA_HOME"] == str(mods.root / "versions" / "linux-x86_64" / TF213)
     assert TF216 not in fam["PATH"]
     loaded = [l for l in res.stdout.splitlines() + res.stderr.splitlines() if l.startswith("cuda/")]
     assert loaded == [f"cuda/{TF213}"], res

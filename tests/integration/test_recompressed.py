@@ -138,7 +138,7 @@ def test_a_changed_copy_is_refused_and_nothing_is_installed(zmirror, tmp_path):
     assert_one_line_error(res, 4)
     assert "sha256" in res.err or "checksum" in res.err
     root = tmp_path / "a"
-    assert not (root / "versions" / TF213).exists()
+    assert not (root / "versions" / "linux-x86_64" / TF213).exists()
     assert leftovers(root) == []
 
 

@@ -105,7 +105,7 @@ def test_hook_follows_the_directory_and_restores_on_leaving(env, shell, tmp_path
     probe = tmp_path / "probe.c"
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
-    lib = env.root / "versions" / TF213 / "lib64"
+    lib = env.root / "versions" / "linux-x86_64" / TF213 / "lib64"
     subprocess.run(["gcc", str(probe), "-o", str(tmp_path / "train"), f"-L{lib}", "-lcudart"], check=True)
     train = tmp_path / "train"
     extra = {"LD_LIBRARY_PATH": "/opt/mine", "CUDA_HOME": "/opt/theirs"}
@@ -118,7 +118,7 @@ def test_hook_follows_the_directory_and_restores_on_leaving(env, shell, tmp_path
                   'echo "OUT $CUDA_HOME|$LD_LIBRARY_PATH"')
     out = sh(shell, script, env, extra=extra)
     lines = out.stdout.splitlines()
-    prefix = str(env.root / "versions" / TF213)
+    prefix = str(env.root / "versions" / "linux-x86_64" / TF213)
     assert f"IN {prefix}|{prefix}/lib64:/opt/mine" in lines, out
     assert "11080" in lines  # a plain program loads the project's libcudart
     assert "OUT /opt/theirs|/opt/mine" in lines  # leaving restores what was there
@@ -180,7 +180,7 @@ def test_hook_in_an_interactive_bash_through_a_terminal(env):
         send(f"cd {env.proj}\n")
         send('echo "HOME=[$CUDA_HOME]"\n')
         out = read_until("HOME=[/")
-        assert f"HOME=[{env.root}/versions/{TF213}]" in out
+        assert f"HOME=[{env.root}/versions/linux-x86_64/{TF213}]" in out
         send("exit\n")
     finally:
         os.close(fd)

@@ -21,7 +21,7 @@ STATIC = "lib64/libcudart_static.a"  # from cuda_cudart, shared by both versions
 
 
 def version(inst, name=TF213):
-    return inst.root / "versions" / name
+    return inst.root / "versions" / "linux-x86_64" / name
 
 
 def sha256(path):
