@@ -176,3 +176,4 @@ def test_one_root_serves_both_platforms(inst, tmp_path):
     assert inst("uninstall", "11.8.0", "--json", env=arm).rc == 0
     assert (x86_dir / "lib64" / "libcudart.so.11.8.89").is_file() and not arm_dir.exists()
     assert names(inst("list", "--json", env=arm)) == []
+    assert not (inst.root / "versions" / SBSA).exists()  # an empty platform folder goes too

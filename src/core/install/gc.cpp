@@ -131,6 +131,9 @@ Result<GcPlan> run_gc(const store::Root& root,
             }
         }
         remove_tree(moved);
+        if (item.kind == GcItem::Kind::version) {
+            store::drop_if_empty(item.path.parent_path());
+        }
         done.bytes += item.bytes;
         done.items.push_back(item);
     }

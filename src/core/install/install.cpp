@@ -653,6 +653,7 @@ Result<Removed> uninstall(const store::Root& root,
         (void)store::sync_dir(root.versions());
     }
     remove_tree(moved);
+    store::drop_if_empty(vdir.parent_path());
     out.changed = true;
     // Store entries no remaining version (of any platform) uses go too.
     std::set<std::string> used;

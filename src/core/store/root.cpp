@@ -418,6 +418,14 @@ std::optional<fs::path> Root::upstream_of(const std::string& name,
     return std::nullopt;
 }
 
+void drop_if_empty(const fs::path& platform_dir) {
+    // rmdir(2) removes only an empty folder; an install that publishes into it holds the lock
+    if (is_platform_folder(platform_dir.filename().string()) &&
+        ::rmdir(platform_dir.c_str()) == 0) {
+        (void)sync_dir(platform_dir.parent_path());
+    }
+}
+
 fs::path root_of_version(const fs::path& version_dir) {
     fs::path up = version_dir.parent_path();
     if (is_platform_folder(up.filename().string())) {

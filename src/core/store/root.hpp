@@ -147,6 +147,10 @@ std::vector<PlacedVersion> placed_versions_in(const std::filesystem::path& versi
                                               const HostPlatforms& platforms,
                                               std::size_t layer = 0);
 
+/// Under the lock, after a version was removed from `platform_dir` (versions/<platform>): the
+/// folder goes when it is empty, so that a root with no version has nothing in versions/.
+void drop_if_empty(const std::filesystem::path& platform_dir);
+
 /// The root a version folder belongs to: <root> of <root>/versions/<platform>/<name> (or of
 /// <root>/versions/<name>, a root not migrated yet).
 std::filesystem::path root_of_version(const std::filesystem::path& version_dir);
