@@ -755,10 +755,9 @@ def test_cuda_link_alternatives(m):
 
 
 def _cudaenv_version(m, name="12.4.1+cudnn9.1.1.17"):
-    """An installed cudaenv version inside the machine (root /opt/cudaenv), made global; laid out as
-    before platforms (versions/<name>), which the doctor reads as it is."""
+    """An installed cudaenv version inside the machine (root /opt/cudaenv), made global."""
     root = m.p("/opt/cudaenv")
-    prefix = f"/opt/cudaenv/versions/{name}"
+    prefix = f"/opt/cudaenv/versions/linux-x86_64/{name}"
     m.toolkit(prefix=prefix)
     m.write(f"{prefix}/.cudaenv-version.json", json.dumps(
         {"name": name, "cuda": "12.4.1", "cudnn": "9.1.1.17", "profile": "runtime", "platform": "linux-x86_64"}))
@@ -794,7 +793,7 @@ def test_cuda_link_changed_behind_cudaenvs_back(m):
     p = expect(probe(m, "cuda-link"), "warn", "journal says the global version is 12.4.1+cudnn9.1.1.17",
                "behind cudaenv's back")
     assert "cudaenv global 12.4.1+cudnn9.1.1.17 --force" in p["fix"]
-    m.link("/usr/local/cuda", "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17")
+    m.link("/usr/local/cuda", "/opt/cudaenv/versions/linux-x86_64/12.4.1+cudnn9.1.1.17")
     m.remove("/etc/ld.so.conf.d/000-cudaenv.conf")
     expect(probe(m, "cuda-link"), "warn", "000-cudaenv.conf is missing")
 

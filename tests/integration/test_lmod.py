@@ -85,7 +85,7 @@ def test_tcl_modulefile_loads_in_lmod_too(mods, tmp_path):
                           f"source {LMOD_INIT}; module use {tcl}; module load cuda/{TF216} && "
                           'echo "H=$CUDA_HOME"; module unload cuda/' + TF216 + '; echo "U=${CUDA_HOME-none}"'],
                          env=env, capture_output=True, text=True, timeout=120)
-    assert f"H={mods.root / 'versions' / TF216}" in res.stdout.splitlines(), res
+    assert f"H={mods.root / 'versions' / 'linux-x86_64' / TF216}" in res.stdout.splitlines(), res
     assert "U=none" in res.stdout.splitlines(), res
 
 
