@@ -62,7 +62,8 @@ def main():
         srv.close()
         tool = tmp / "tool.c"
         tool.write_text("int main(void){return 0;}\n")
-        versions = sorted((root / "versions").iterdir())
+        versions = sorted((root / "versions").glob("linux-*/*"))  # versions/<platform>/<name>
+        versions = versions or sorted((root / "versions").iterdir())  # a cudaenv before platforms
         for v in versions:
             subprocess.run(["gcc", "-O2", "-o", str(v / "bin" / "benchtool"), str(tool)], check=True)
         subprocess.run([exe, "rehash"], env=env, check=True, capture_output=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
-from conftest import EXE
+from conftest import PLATFORM, EXE
 
 COLLECTIONS = Path(__file__).resolve().parents[2] / "packaging" / "ansible"
 PLAYBOOK = shutil.which("ansible-playbook")
@@ -100,15 +100,15 @@ def test_check_mode_predicts_the_real_run_and_a_second_run_changes_nothing(fleet
     assert check["install"]["changed"] is True and check["global"]["changed"] is True
     assert check["global"]["version"] == TF213 and check["global"]["previous"] == "system"
     assert check["global"]["diff"] == {"before": "global: system\n", "after": f"global: {TF213}\n"}
-    assert not (Path(fleet.p("/opt/cudaenv")) / "versions" / TF213).exists(), "check mode wrote"
+    assert not (Path(fleet.p("/opt/cudaenv")) / "versions" / PLATFORM / TF213).exists(), "check mode wrote"
     assert not os.path.lexists(fleet.p("/usr/local/cuda"))
 
     rc, real, stats = play(fleet, "modules", MODULES)
     assert rc == 0, real
     assert {k: v["changed"] for k, v in real.items() if k != "Gathering Facts"} == \
         {"install": True, "global": True, "gate": False}
-    assert real["install"]["prefix"] == str(fleet.p(f"/opt/cudaenv/versions/{TF213}"))
-    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    assert real["install"]["prefix"] == str(fleet.p(f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"))
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert real["gate"]["summary"] == {"failures": 0, "warnings": 0}
     assert real["gate"]["doctor"]["facts"]["driver"] == "520.61.05"
 
@@ -179,7 +179,7 @@ def test_the_role_rolls_a_switch_back_when_the_gate_fails(fleet, tmp_path):
     # A: CUDA 11.8, which driver 520.61.05 runs
     rc, a, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.13", *extra)
     assert rc == 0, a
-    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert json.loads((reports / "gpu1.json").read_text())["ok"] is True
     # B: tf-2.16 (CUDA 12.3) needs a 525+ driver: the gate fails, the switch is rolled back
     rc, b, stats = play(fleet, "role", ROLE, "-e", "target=tf-2.16", *extra)
@@ -190,7 +190,7 @@ def test_the_role_rolls_a_switch_back_when_the_gate_fails(fleet, tmp_path):
     assert "driver-cuda" in b["Run the doctor gate"]["msg"]
     assert b["Roll the switch back"]["changed"] is True
     assert "rolled back" in b["Fail the host"]["msg"]
-    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{TF213}"
+    assert os.readlink(fleet.p("/usr/local/cuda")) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     state = json.loads(Path(fleet.p("/opt/cudaenv/state.json")).read_text())
     assert state["global"] == TF213
     report = json.loads((reports / "gpu1.json").read_text())

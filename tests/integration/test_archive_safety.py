@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_intact, assert_one_line_error, component_path, craft_archive, leftovers,
+from conftest import (PLATFORM, assert_intact, assert_one_line_error, component_path, craft_archive, leftovers,
                       replace_component, snapshot)
 
 TOP = "cuda_cudart-linux-x86_64-11.8.89-archive"
@@ -53,7 +53,7 @@ def install_crafted(inst, tmp_path, entries, top=TOP, compression="xz"):
 def check_refused(inst, res, baseline, victim, code=5):
     assert_one_line_error(res, code)
     assert_intact(inst.root, baseline)
-    assert not (inst.root / "versions" / "11.8.0").exists()
+    assert not (inst.root / "versions" / PLATFORM / "11.8.0").exists()
     # CL: nothing staged is left; the next good run has nothing to clean either
     assert [p for p in leftovers(inst.root) if ".staging" in p] == []
 
@@ -137,7 +137,7 @@ def test_a10_a11_modes_normalised_and_owners_ignored(inst, tmp_path, baseline, v
     ]
     res = install_crafted(inst, tmp_path, entries)
     assert res.rc == 0, res
-    v = inst.root / "versions" / "11.8.0"
+    v = inst.root / "versions" / PLATFORM / "11.8.0"
     so = (v / "lib64" / "libcudart.so.11.8.89").stat()
     assert stat.S_IMODE(so.st_mode) == 0o555  # read-only store objects (docs/store.md)
     assert so.st_uid == os.geteuid()
@@ -182,14 +182,18 @@ def test_a19_wrong_format_with_a_matching_hash(inst, tmp_path, baseline, victim,
 
 
 def test_a21_planted_link_in_versions_is_removed_not_followed(inst, tmp_path, victim):
-    (inst.root / "versions").mkdir(parents=True)
-    os.symlink(victim, inst.root / "versions" / "11.8.0")
+    (inst.root / "versions" / PLATFORM).mkdir(parents=True)
+    os.symlink(victim, inst.root / "versions" / PLATFORM / "11.8.0")
+    os.symlink(victim, inst.root / "versions" / "11.8.0")  # no migration's link: "<platform>/<name>"
     (inst.root / "versions" / "stale").mkdir()  # no record: garbage
+    (inst.root / "versions" / PLATFORM / "stale").mkdir()
     res = inst("install", "11.8")
     assert res.rc == 0, res
-    v = inst.root / "versions" / "11.8.0"
+    v = inst.root / "versions" / PLATFORM / "11.8.0"
     assert v.is_dir() and not v.is_symlink()
+    assert not os.path.lexists(inst.root / "versions" / "11.8.0")
     assert not (inst.root / "versions" / "stale").exists()
+    assert not (inst.root / "versions" / PLATFORM / "stale").exists()
 
 
 def test_missing_cudnn_sublibrary_rolls_back(inst, tmp_path):
@@ -217,7 +221,7 @@ def test_missing_cudnn_sublibrary_rolls_back(inst, tmp_path):
     res = inst("install", "tf-2.13")
     assert_one_line_error(res, 4)
     assert "lacks libcudnn_cnn_train.so.8" in res.err
-    assert not (inst.root / "versions" / "11.8.0+cudnn8.6.0.163").exists()
+    assert not (inst.root / "versions" / PLATFORM / "11.8.0+cudnn8.6.0.163").exists()
     assert [p for p in leftovers(inst.root) if ".staging" in p] == []
 
 
@@ -316,7 +320,7 @@ def test_sparse_files_come_out_whole(inst, tmp_path, baseline, victim, fmt):
     replace_component(inst, tmp_path, path)
     res = inst("install", "11.8")
     assert res.rc == 0, res
-    out = inst.root / "versions" / "11.8.0" / "include" / "sparse.bin"
+    out = inst.root / "versions" / PLATFORM / "11.8.0" / "include" / "sparse.bin"
     assert out.stat().st_size == 7 << 20
     assert out.read_bytes() == sparse.read_bytes()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, loader_sysroot
+from conftest import PLATFORM, assert_one_line_error, loader_sysroot
 from fault_server import FaultServer
 
 PROJECT_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
@@ -44,7 +44,7 @@ def compat(inst, tmp_path):
     inst.root = s / "opt" / "cudaenv"  # inside the machine: the doctor sees it there
     inst.env.update(CUDAENV_MANIFESTS=str(man), CUDAENV_SYSROOT=str(s), CUDAENV_ROOT=str(inst.root))
     inst.sysroot = s
-    inst.prefix = inst.root / "versions" / "12.4.1"
+    inst.prefix = inst.root / "versions" / PLATFORM / "12.4.1"
     return inst
 
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import EXE, assert_one_line_error, component_path, leftovers, snapshot
+from conftest import PLATFORM, EXE, assert_one_line_error, component_path, leftovers, snapshot
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 
@@ -15,7 +15,7 @@ TF213 = "11.8.0+cudnn8.6.0.163"
 def test_kill_before_publish_leaves_nothing_visible_and_the_rerun_completes(inst, point):
     res = inst("install", "tf-2.13", env={"CUDAENV_FAILPOINTS": f"{point}:kill"})
     assert res.rc == -9, res
-    assert not (inst.root / "versions" / TF213).exists()
+    assert not (inst.root / "versions" / PLATFORM / TF213).exists()
     assert "versions" not in inst("list", "--json").json() or inst("list", "--json").json()["versions"] == []
     res = inst("install", "tf-2.13", "--json")
     assert res.rc == 0, res
@@ -44,7 +44,7 @@ def test_kill_during_download_resumes(inst):
 def test_kill_right_after_publish_leaves_a_complete_version(inst):
     res = inst("install", "tf-2.13", env={"CUDAENV_FAILPOINTS": "publish-after:kill"})
     assert res.rc == -9
-    assert (inst.root / "versions" / TF213 / ".cudaenv-version.json").is_file()
+    assert (inst.root / "versions" / PLATFORM / TF213 / ".cudaenv-version.json").is_file()
     again = inst("install", "tf-2.13", "--json")
     assert again.rc == 0 and again.json()["changed"] is False
 
@@ -66,7 +66,7 @@ def test_c1_two_identical_installs_one_installs_one_waits(inst):
     assert second.returncode == 0, err2
     changed = sorted([json.loads(out1)["changed"], json.loads(out2)["changed"]])
     assert changed == [False, True]
-    assert [p.name for p in (inst.root / "versions").iterdir()] == [TF213]
+    assert [p.name for p in (inst.root / "versions" / PLATFORM).iterdir()] == [TF213]
 
 
 def test_c4_hung_holder_times_out_naming_its_pid(inst):

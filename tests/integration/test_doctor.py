@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
-from conftest import EXE, assert_one_line_error
+from conftest import PLATFORM, EXE, assert_one_line_error
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -757,7 +757,7 @@ def test_cuda_link_alternatives(m):
 def _cudaenv_version(m, name="12.4.1+cudnn9.1.1.17"):
     """An installed cudaenv version inside the machine (root /opt/cudaenv), made global."""
     root = m.p("/opt/cudaenv")
-    prefix = f"/opt/cudaenv/versions/{name}"
+    prefix = f"/opt/cudaenv/versions/{PLATFORM}/{name}"
     m.toolkit(prefix=prefix)
     m.write(f"{prefix}/.cudaenv-version.json", json.dumps(
         {"name": name, "cuda": "12.4.1", "cudnn": "9.1.1.17", "profile": "runtime", "platform": "linux-x86_64"}))
@@ -793,7 +793,7 @@ def test_cuda_link_changed_behind_cudaenvs_back(m):
     p = expect(probe(m, "cuda-link"), "warn", "journal says the global version is 12.4.1+cudnn9.1.1.17",
                "behind cudaenv's back")
     assert "cudaenv global 12.4.1+cudnn9.1.1.17 --force" in p["fix"]
-    m.link("/usr/local/cuda", "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17")
+    m.link("/usr/local/cuda", f"/opt/cudaenv/versions/{PLATFORM}/12.4.1+cudnn9.1.1.17")
     m.remove("/etc/ld.so.conf.d/000-cudaenv.conf")
     expect(probe(m, "cuda-link"), "warn", "000-cudaenv.conf is missing")
 
@@ -1288,7 +1288,7 @@ def test_after_a_real_install_and_global_the_doctor_agrees(inst, libs, tmp_path)
     res = inst("doctor", "--json")
     assert res.rc == 0, res
     probes = {p["id"]: p for p in res.json()["probes"]}
-    version = "/opt/cudaenv/versions/12.4.1+cudnn9.1.1.17"
+    version = f"/opt/cudaenv/versions/{PLATFORM}/12.4.1+cudnn9.1.1.17"
     expect(probes["toolkit"], "ok", "CUDA 12.4", "cudaenv's record: 12.4.1", "nvcc --version: 12.4.131")
     expect(probes["cuda-link"], "ok", "cudaenv's link to " + version)
     expect(probes["loader"], "ok", f"libcudart.so.12 -> /usr/local/cuda/lib64/libcudart.so.12 (ld.so.cache)",

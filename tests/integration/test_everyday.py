@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import EXE, MANIFESTS, assert_one_line_error
+from conftest import PLATFORM, EXE, MANIFESTS, assert_one_line_error
 from test_global import cache, link
 
 TF213 = "11.8.0+cudnn8.6.0.163"
@@ -43,7 +43,7 @@ def test_global_system_and_unset_remove_link_and_conf_and_rollback_restores(mach
     assert again.json()["changed"] is False
     # journalled like a switch: rollback brings the version back
     assert machine("rollback").rc == 0
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}" and "libcudart.so.11.0" in cache(s)
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}" and "libcudart.so.11.0" in cache(s)
 
 
 def test_global_unset_leaves_a_link_cudaenv_does_not_own(machine, tmp_path):
@@ -78,7 +78,7 @@ def test_global_from_a_project_that_pins_another_tensorflow_warns_and_switches(m
     (proj / "requirements.txt").write_text("tensorflow==2.13.1\n")
     res = machine("global", "tf-2.16", cwd=proj)
     assert res.rc == 0, res
-    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF216}"
+    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{PLATFORM}/{TF216}"
     assert "warning:" in res.err and "requirements.txt" in res.err and "cudaenv use" in res.err
     # from elsewhere: the same switch, no warning (the working directory decides nothing)
     assert machine("global", "tf-2.13", cwd=machine.tmp).err == ""
@@ -232,10 +232,10 @@ def _on_a_terminal(inst, args, answer, env=None):
 def test_uninstall_asks_on_a_terminal(two):
     rc, out = _on_a_terminal(two, ["uninstall", "tf-2.16"], b"n")
     assert rc == 1 and f"remove {TF216}" in out and "nothing removed" in out
-    assert (two.root / "versions" / TF216).exists()
+    assert (two.root / "versions" / PLATFORM / TF216).exists()
     rc, out = _on_a_terminal(two, ["uninstall", "tf-2.16"], b"y")
     assert rc == 0 and f"removed {TF216}" in out
-    assert not (two.root / "versions" / TF216).exists()
+    assert not (two.root / "versions" / PLATFORM / TF216).exists()
 
 
 def test_gc_keeps_pinned_global_and_rollback_targets_and_frees_the_rest(machine, tmp_path):
@@ -313,7 +313,7 @@ def test_which_a_library_now_and_inside_exec(two):
     (two.proj / ".cuda-version").write_text("tf-2.13\n")
     res = two("which", "libcudnn.so.8", cwd=two.proj)
     assert res.rc == 0, res
-    lib = str(two.root / "versions" / TF213 / "lib64" / "libcudnn.so.8")
+    lib = str(two.root / "versions" / PLATFORM / TF213 / "lib64" / "libcudnn.so.8")
     assert re.search(rf"^in cudaenv exec: {re.escape(lib)} \(LD_LIBRARY_PATH\)$", res.out, re.M), res.out
     assert re.search(r"^now: +not found$", res.out, re.M), res.out
     assert "installed in:   " + TF213 in res.out
@@ -321,7 +321,7 @@ def test_which_a_library_now_and_inside_exec(two):
     assert doc["kind"] == "library" and doc["exec"]["path"] == lib and doc["now"]["path"] is None
     assert doc["versions"] == [TF213]
     # with the version on LD_LIBRARY_PATH (the hook's doing), "now" is that file too
-    env = {"LD_LIBRARY_PATH": str(two.root / "versions" / TF213 / "lib64")}
+    env = {"LD_LIBRARY_PATH": str(two.root / "versions" / PLATFORM / TF213 / "lib64")}
     assert two("which", "libcudnn.so.8", "--json", cwd=two.proj, env=env).json()["now"]["path"] == lib
     assert_one_line_error(two("which", "libcudnn.so.7", cwd=two.proj), 9)
     doc = two("which", "nvcc", "--json", cwd=two.proj).json()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fixture_sysroot  # noqa: E402
-from conftest import AS_USER, EXE, open_to_others
+from conftest import PLATFORM, AS_USER, EXE, open_to_others
 from nginx import NGINX, Nginx, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -259,10 +259,10 @@ def test_a_rollout_stops_at_the_first_broken_host_and_puts_it_back(fleet):
     rc, a, stats = playbook(fleet, "tf-2.13")
     assert rc == 0, failures(a)
     for name, m in hosts.items():
-        assert link(m) == f"/opt/cudaenv/versions/{A}", name
+        assert link(m) == f"/opt/cudaenv/versions/{PLATFORM}/{A}", name
         assert stats[name]["failures"] == 0 and stats[name]["changed"] > 0
         # a program linked against libcudart loads 11.8's through the machine's cache
-        assert m.whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{A}/")
+        assert m.whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{PLATFORM}/{A}/")
     served = [uri for uri, status, _ in fleet.nginx.requests() if status == "200"]
     assert any(u.startswith("/nvidia/cuda/redist/") for u in served)  # the hosts used the mirror
 
@@ -279,20 +279,20 @@ def test_a_rollout_stops_at_the_first_broken_host_and_puts_it_back(fleet):
         # the switch, and the report the real run saves after it (check mode runs the doctor too)
         assert changed_tasks(check[name]) == ["Save the host's doctor report on the controller",
                                               "Switch the machine's CUDA"], (name, changed_tasks(check[name]))
-        assert link(m) == f"/opt/cudaenv/versions/{A}"
+        assert link(m) == f"/opt/cudaenv/versions/{PLATFORM}/{A}"
 
     # B for real: gpu1 switches; gpu2's driver (520) cannot run CUDA 12.4: its gate fails, the
     # switch is rolled back, the play stops; gpu3 is never touched
     rc, b, stats = playbook(fleet, "tf-2.16")
     assert rc != 0
-    assert link(hosts["gpu1"]) == f"/opt/cudaenv/versions/{B}"
+    assert link(hosts["gpu1"]) == f"/opt/cudaenv/versions/{PLATFORM}/{B}"
     assert changed_tasks(b["gpu1"]) == changed_tasks(check["gpu1"])  # the check predicted it
     assert stats["gpu2"]["failures"] == 1
     assert b["gpu2"]["Roll the switch back"]["changed"] is True
-    assert link(hosts["gpu2"]) == f"/opt/cudaenv/versions/{A}"
-    assert hosts["gpu2"].whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{A}/")
+    assert link(hosts["gpu2"]) == f"/opt/cudaenv/versions/{PLATFORM}/{A}"
+    assert hosts["gpu2"].whereami("libcudart.so.11.0")["libcudart.so.11.0"][1].startswith(f"/opt/cudaenv/versions/{PLATFORM}/{A}/")
     assert "gpu3" not in b
-    assert link(hosts["gpu3"]) == f"/opt/cudaenv/versions/{A}"
+    assert link(hosts["gpu3"]) == f"/opt/cudaenv/versions/{PLATFORM}/{A}"
 
     # every host's doctor agrees with what the play reported
     reports = fleet.base / "reports"
@@ -350,8 +350,8 @@ def test_next_months_release_reaches_the_fleet_through_its_mirror(fleet):
         assert any(c["subject"] == "CUDA 13.4.2" for c in up["changes"])
         cur = json.loads(open(m.p("/opt/cudaenv/manifests/current.json")).read())
         assert cur["serial"] == 101 and cur["channel"] == fleet.mirror + "/cudaenv-channel", cur
-        assert os.path.exists(m.p(f"/opt/cudaenv/versions/{new}/lib64/libcudart.so.13")), name
-        assert link(m) == f"/opt/cudaenv/versions/{A}", name
+        assert os.path.exists(m.p(f"/opt/cudaenv/versions/{PLATFORM}/{new}/lib64/libcudart.so.13")), name
+        assert link(m) == f"/opt/cudaenv/versions/{PLATFORM}/{A}", name
     asked = [uri for uri, status, _ in fleet.nginx.requests()[before:]]
     assert asked.count("/nvidia/cudaenv-channel/manifests.bundle") == len(fleet.hosts)
     assert not any(u.startswith("/upstream-channel/") for u in asked)  # no host went past its mirror

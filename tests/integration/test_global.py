@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import CC, EXE, assert_one_line_error
+from conftest import PLATFORM, CC, EXE, assert_one_line_error
 from conftest import LDCONFIG as PLATFORM_LDCONFIG
 
 TF213 = "11.8.0+cudnn8.6.0.163"
@@ -32,7 +32,7 @@ def test_global_switches_link_conf_and_cache(machine):
     res = machine("global", "tf-2.13", "--json")
     assert res.rc == 0, res
     assert res.json()["changed"] is True and res.json()["ldconfig_ran"] is True
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     conf = s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf"
     assert conf.read_text() == "/usr/local/cuda/lib64\n"
     assert stat.S_IMODE(conf.stat().st_mode) == 0o644
@@ -61,7 +61,7 @@ def test_switch_and_rollback(machine):
     assert "libcudart.so.12" in cache(s) and "libcudart.so.11.0" not in cache(s)
     res = machine("rollback")
     assert res.rc == 0, res
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert "libcudart.so.11.0" in cache(s)
     assert machine("global").out.strip() == TF213
 
@@ -90,7 +90,7 @@ def test_foreign_link_or_directory_is_refused_then_forced_and_rolled_back(machin
     assert_one_line_error(res, 7)
     assert "--force" in res.err
     assert machine("global", "tf-2.13", "--force").rc == 0
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert machine("rollback").rc == 0
     if kind == "directory":
         assert (target / "lib64" / "keep").read_text() == "runfile install\n"
@@ -160,7 +160,7 @@ def test_rollback_after_a_hand_back_replaces_it_again_and_global_system_brings_i
     assert not target.is_symlink()
     res = machine("rollback")
     assert res.rc == 0, res
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert "kind directory" in (machine.root / "machine-before").read_text()
     assert machine("global", "system").rc == 0
     assert (target / "lib64" / "keep").read_text() == "runfile install\n"
@@ -192,7 +192,7 @@ def test_failing_ldconfig_puts_everything_back(machine):
     for fake in ("/bin/false", str(s / "no-such-ldconfig")):
         res = machine("global", "tf-2.16", env={"CUDAENV_LDCONFIG": fake})
         assert_one_line_error(res, 6)
-        assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+        assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
         assert (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text() == conf
         assert machine("global").out.strip() == TF213
 
@@ -210,7 +210,7 @@ def test_l1_hanging_ldconfig_is_killed_at_its_timeout_and_everything_put_back(ma
     assert_one_line_error(res, 6)
     assert "did not finish within 1 s" in res.err
     assert took < 20, took  # not the 60 s the fake would sleep
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
     assert (s / "etc" / "ld.so.conf.d" / "000-cudaenv.conf").read_text() == conf
     assert machine("global").out.strip() == TF213
     assert machine("global", "tf-2.16").rc == 0  # the real ldconfig then switches normally
@@ -221,7 +221,7 @@ def test_kill_after_the_temporary_link_leaves_the_old_link(machine):
     assert machine("global", "tf-2.13").rc == 0
     res = machine("global", "tf-2.16", env={"CUDAENV_FAILPOINTS": "switch-after-tmplink:kill"})
     assert res.rc == -9
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"  # never missing, never half-switched
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"  # never missing, never half-switched
     assert machine("global", "tf-2.16").rc == 0
     assert [p.name for p in (s / "usr" / "local").iterdir()] == ["cuda"]  # the temporary link is swept
 
@@ -237,7 +237,7 @@ def test_kill_after_the_rename_is_finished_by_the_next_run(machine):
     assert "libcudart.so.12" in cache(s)
     assert "pending" not in json.loads((machine.root / "state.json").read_text())
     assert machine("rollback").rc == 0  # the journal still knows the state before the switch
-    assert link(s) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
 
 
 def test_umask_077_still_gives_a_world_readable_conf(machine):
@@ -258,7 +258,7 @@ def test_the_real_loader_follows_the_switch(machine, tmp_path):
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
     for name, version in (("probe11", TF213), ("probe12", TF216)):
-        lib = machine.root / "versions" / version / "lib64"
+        lib = machine.root / "versions" / PLATFORM / version / "lib64"
         subprocess.run([CC, str(probe), "-o", str(tmp_path / name), f"-L{lib}", "-lcudart"], check=True)
 
     def run_inside(program):
@@ -312,8 +312,8 @@ def test_c2_install_switch_and_uninstall_at_once_are_serialised(machine):
     assert [p.returncode for p in procs] == [0, 0, 0]
     state = json.loads((machine.root / "state.json").read_text())
     assert state["global"] == TF216 and "pending" not in state
-    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF216}"
-    assert not (machine.root / "versions" / "11.8.0").exists()
+    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{PLATFORM}/{TF216}"
+    assert not (machine.root / "versions" / PLATFORM / "11.8.0").exists()
 
 
 def test_s4_switch_to_a_version_that_is_not_installed(machine):
@@ -321,7 +321,7 @@ def test_s4_switch_to_a_version_that_is_not_installed(machine):
     res = machine("global", "12.9")
     assert_one_line_error(res, 7)
     assert "help: cudaenv install 12.9" in res.err
-    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{TF213}"
+    assert link(machine.sysroot) == f"/opt/cudaenv/versions/{PLATFORM}/{TF213}"
 
 
 def test_s8_root_reached_through_a_symlink_gives_a_canonical_target(machine):
@@ -330,7 +330,7 @@ def test_s8_root_reached_through_a_symlink_gives_a_canonical_target(machine):
     alias.symlink_to("cudaenv")  # /opt/cudaenv-alias -> cudaenv, inside the sysroot
     res = machine("global", "tf-2.16", env={"CUDAENV_ROOT": str(alias)})
     assert res.rc == 0, res
-    assert link(s) == f"/opt/cudaenv/versions/{TF216}"
+    assert link(s) == f"/opt/cudaenv/versions/{PLATFORM}/{TF216}"
 
 
 def test_l2_no_entry_refers_to_a_removed_version(machine):
@@ -352,7 +352,7 @@ def _consistent(machine):
     if said == "system":
         assert target is None or "/opt/cudaenv/versions/" not in target, (said, target)
     else:
-        assert target == f"/opt/cudaenv/versions/{said}", (said, target)
+        assert target == f"/opt/cudaenv/versions/{PLATFORM}/{said}", (said, target)
     return said
 
 
@@ -444,7 +444,7 @@ def test_a_damaged_version_record_is_named_never_read_as_defaults(machine, text)
     names the file (exit 4), list says the version is damaged, and install composes it again."""
     assert machine("install", "tf-2.13").rc == 0
     assert machine("global", "tf-2.16").rc == 0
-    record = machine.root / "versions" / TF213 / ".cudaenv-version.json"
+    record = machine.root / "versions" / PLATFORM / TF213 / ".cudaenv-version.json"
     record.write_text(text)
     before = link(machine.sysroot)
     res = machine("global", TF213)

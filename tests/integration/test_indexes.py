@@ -5,7 +5,7 @@ import hashlib
 import json
 import shutil
 
-from conftest import assert_one_line_error, snapshot
+from conftest import PLATFORM, assert_one_line_error, snapshot
 
 CUDA = "12.4.1"
 CUDNN = "9.1.1.17"
@@ -83,7 +83,7 @@ def test_install_fetches_the_pinned_index_checks_it_and_installs(inst, tmp_path)
     assert res.rc == 0, res
     assert res.json()["versions"][0]["version"] == f"{CUDA}+cudnn{CUDNN}"
     assert "without a pinned hash" not in res.err  # pinned: no warning
-    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}" / "bin" / "nvcc").exists()
+    assert (inst.root / "versions" / PLATFORM / f"{CUDA}+cudnn{CUDNN}" / "bin" / "nvcc").exists()
     assert not (inst.root / "indexes").exists()  # nothing to remember: the manifests pin it
 
 
@@ -108,7 +108,7 @@ def test_unpinned_cuda_and_cudnn_in_one_command(inst, tmp_path):
     res = inst("install", f"{CUDA}+cudnn-{CUDNN}", "--allow-unpinned")
     assert res.rc == 0, res
     assert res.err.count("without a pinned hash") == 2, res.err
-    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}").is_dir()
+    assert (inst.root / "versions" / PLATFORM / f"{CUDA}+cudnn{CUDNN}").is_dir()
     trusted = json.loads((inst.root / "indexes" / "trusted.json").read_text())
     assert trusted["schema"] == "cudaenv.trusted/1"
     assert set(trusted["indexes"]) == {f"cuda/{CUDA}", f"cudnn/{CUDNN.rsplit('.', 1)[0]}"}
@@ -138,7 +138,7 @@ def test_an_unpinned_cuda_installed_earlier_is_known_to_a_later_cudnn_install(in
     res = inst("install", f"{CUDA}+cudnn-9.1")
     assert res.rc == 0, res
     assert "without a pinned hash" not in res.err
-    assert (inst.root / "versions" / f"{CUDA}+cudnn{CUDNN}").is_dir()
+    assert (inst.root / "versions" / PLATFORM / f"{CUDA}+cudnn{CUDNN}").is_dir()
     assert inst("resolve", CUDA).rc == 0
     # a recorded index that changed on disk is refused, not silently trusted
     f = inst.root / "indexes" / "cuda" / f"redistrib_{CUDA}.json"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (CC, assert_intact, assert_one_line_error, component_path, craft_archive,
+from conftest import (PLATFORM, CC, assert_intact, assert_one_line_error, component_path, craft_archive,
                       leftovers, replace_component, snapshot)
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 
 
 def installed(inst, name=TF213):
-    return inst.root / "versions" / name
+    return inst.root / "versions" / PLATFORM / name
 
 
 def test_install_lays_out_cuda_and_flattened_cudnn(inst, tmp_path):

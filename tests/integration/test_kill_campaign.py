@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, leftovers
+from conftest import PLATFORM, EXE, leftovers
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
@@ -48,7 +48,11 @@ def _published_are_whole(root):
         base = root / area
         if not base.exists():
             continue
-        for entry in base.iterdir():
+        entries = list(base.iterdir())
+        if area == "versions":  # versions/<platform>/<name>
+            assert all(p.is_dir() and not p.is_symlink() for p in entries), entries
+            entries = [v for p in entries for v in p.iterdir()]
+        for entry in entries:
             assert entry.is_dir() and not entry.is_symlink(), entry
             rec = entry / record
             assert rec.is_file(), f"half-done {entry} is visible"
@@ -90,7 +94,7 @@ def test_install_killed_at_random_moments(inst):
 def test_global_killed_at_random_moments(machine):
     rng = _seed()
     link = machine.sysroot / "usr" / "local" / "cuda"
-    versions = {f"/opt/cudaenv/versions/{v}" for v in (TF213, TF216)}
+    versions = {f"/opt/cudaenv/versions/{PLATFORM}/{v}" for v in (TF213, TF216)}
     spans = []
     for v in ("tf-2.13", "tf-2.16", "tf-2.13"):
         t0 = time.monotonic()
@@ -115,7 +119,7 @@ def test_global_killed_at_random_moments(machine):
         res = machine("global", want, "--json")
         assert res.rc == 0, (i, delay, res)
         said = machine("global").out.strip()
-        assert os.readlink(link) == f"/opt/cudaenv/versions/{said}", (i, said)
+        assert os.readlink(link) == f"/opt/cudaenv/versions/{PLATFORM}/{said}", (i, said)
         assert [p.name for p in link.parent.iterdir() if p.name.startswith(".cuda.tmp-")] == []
         state = json.loads((machine.root / "state.json").read_text())
         assert "pending" not in state, state

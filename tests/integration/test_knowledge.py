@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, FaultServer
+from conftest import PLATFORM, EXE, FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,7 @@ def test_cuda_134_and_cudnn_927_with_jit_install_flattened(newer):
     assert res.rc == 0, res
     name = res.json()["versions"][0]["version"]
     assert name == "13.4.2+cudnn9.27.0.42"
-    lib64 = newer.root / "versions" / name / "lib64"
+    lib64 = newer.root / "versions" / PLATFORM / name / "lib64"
     for lib in ("libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_jit.so.9", "libcudart.so.13"):
         assert (lib64 / lib).exists(), sorted(p.name for p in lib64.iterdir())
     assert (lib64 / "libcudnn_jit.so.9").resolve().read_bytes()[:4] == b"\x7fELF"

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import assert_one_line_error
+from conftest import PLATFORM, assert_one_line_error
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
@@ -56,7 +56,7 @@ def test_module_load_matches_exec_and_unload_restores(mods):
               env={**base, "CUDAENV_VERSION": TF213})
     assert ex.rc == 0, ex
     assert loaded == parse(ex.out, "X_"), (loaded, ex.out)
-    assert loaded["CUDA_HOME"] == str(mods.root / "versions" / TF213)
+    assert loaded["CUDA_HOME"] == str(mods.root / "versions" / PLATFORM / TF213)
     assert after == before  # unload puts everything back
 
 
@@ -65,11 +65,11 @@ def test_module_swap_and_family_keep_one_cuda(mods):
                      f"module load cuda/{TF213}; {dump('F_')}; module -t list 2>&1")
     assert res.returncode == 0, res
     swapped = parse(res.stdout, "S_")
-    assert swapped["CUDA_HOME"] == str(mods.root / "versions" / TF216)
+    assert swapped["CUDA_HOME"] == str(mods.root / "versions" / PLATFORM / TF216)
     assert TF213 not in swapped["PATH"] and TF213 not in swapped["LD_LIBRARY_PATH"]
     # loading another member of family "cuda" replaces the loaded one
     fam = parse(res.stdout, "F_")
-    assert fam["CUDA_HOME"] == str(mods.root / "versions" / TF213)
+    assert fam["CUDA_HOME"] == str(mods.root / "versions" / PLATFORM / TF213)
     assert TF216 not in fam["PATH"]
     loaded = [l for l in res.stdout.splitlines() + res.stderr.splitlines() if l.startswith("cuda/")]
     assert loaded == [f"cuda/{TF213}"], res
@@ -85,7 +85,7 @@ def test_tcl_modulefile_loads_in_lmod_too(mods, tmp_path):
                           f"source {LMOD_INIT}; module use {tcl}; module load cuda/{TF216} && "
                           'echo "H=$CUDA_HOME"; module unload cuda/' + TF216 + '; echo "U=${CUDA_HOME-none}"'],
                          env=env, capture_output=True, text=True, timeout=120)
-    assert f"H={mods.root / 'versions' / TF216}" in res.stdout.splitlines(), res
+    assert f"H={mods.root / 'versions' / PLATFORM / TF216}" in res.stdout.splitlines(), res
     assert "U=none" in res.stdout.splitlines(), res
 
 

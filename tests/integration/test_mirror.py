@@ -51,7 +51,7 @@ def test_mirror_lays_files_out_like_nvidias_host_and_install_uses_it(mirrored, t
         (tmp_path / "nothing-extra").mkdir(exist_ok=True)
         res = mirrored("install", "tf-2.13", env={"CUDAENV_MIRROR": srv.url})
         assert res.rc == 0, res
-        assert (mirrored.root / "versions" / TF213 / ".cudaenv-version.json").is_file()
+        assert (mirrored.root / "versions" / "linux-x86_64" / TF213 / ".cudaenv-version.json").is_file()
         assert srv.requests and all(not p.startswith("/nothing") for p, _ in srv.requests)
     finally:
         srv.close()

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import assert_one_line_error, component_path, leftovers
+from conftest import PLATFORM, assert_one_line_error, component_path, leftovers
 
 from nginx import NGINX, Nginx
 
@@ -32,7 +32,7 @@ def test_install_from_nginx_then_again_changes_nothing(via_nginx, nginx):
     res = via_nginx("install", "tf-2.13", "--json")
     assert res.rc == 0, res
     assert res.json()["changed"] is True
-    version = via_nginx.root / "versions" / "11.8.0+cudnn8.6.0.163"
+    version = via_nginx.root / "versions" / PLATFORM / "11.8.0+cudnn8.6.0.163"
     assert (version / "lib64" / "libcudart.so.11.8.89").is_file()
     assert (version / "lib64" / "libcudnn.so.8").exists()
     served = nginx.requests()
@@ -55,7 +55,7 @@ def test_partial_download_is_resumed_with_nginx_range_support(via_nginx, nginx):
     assert res.rc == 0, res
     mine = [r for r in nginx.requests() if r[0] == "/nvidia" + path]
     assert mine == [("/nvidia" + path, "206", f"bytes={cut}-")]
-    lib = via_nginx.root / "versions" / "11.8.0" / "lib64" / "libcudart.so.11.8.89"
+    lib = via_nginx.root / "versions" / PLATFORM / "11.8.0" / "lib64" / "libcudart.so.11.8.89"
     assert lib.is_file()
     assert leftovers(via_nginx.root) == []
 
@@ -65,7 +65,7 @@ def test_nginx_404_page_is_an_http_error_and_nothing_is_installed(via_nginx, ngi
     res = via_nginx("install", "11.8")
     assert_one_line_error(res, 3)
     assert "404" in res.err
-    assert not (via_nginx.root / "versions" / "11.8.0").exists()
+    assert not (via_nginx.root / "versions" / PLATFORM / "11.8.0").exists()
     # 4xx is not retried: one request per component at most
     uris = [u for u, _, _ in nginx.requests()]
     assert len(uris) == len(set(uris))

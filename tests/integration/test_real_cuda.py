@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, MANIFESTS, FaultServer, loader_sysroot, open_to_others
+from conftest import PLATFORM, EXE, MANIFESTS, FaultServer, loader_sysroot, open_to_others
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import real_cuda  # noqa: E402
@@ -113,7 +113,7 @@ def run(installed, real, server, tmp_path):
 
 
 def prefix(root):
-    return root / "versions" / VERSION
+    return root / "versions" / PLATFORM / VERSION
 
 
 def need_gxx11():
@@ -185,7 +185,7 @@ def test_init_shell_integration_compiles(run, shell):
     # the program itself runs without cudaenv's environment: no loader path to the version
     assert (run.tmp / f"hello_{shell}").exists(), res.stderr
     res = run(EXE, "exec", f"./hello_{shell}")
-    assert parse(res.stdout)["mapped"].endswith("/versions/11.8.0/lib64/libcudart.so.11.8.89"), res
+    assert parse(res.stdout)["mapped"].endswith("/versions/linux-x86_64/11.8.0/lib64/libcudart.so.11.8.89"), res
 
 
 # -- global, and the real loader -------------------------------------------------------------------
@@ -217,7 +217,7 @@ def test_after_global_the_loader_maps_the_versions_runtime(real, server, tmp_pat
     assert out.returncode == 0, out.stderr
     got = parse(out.stdout)
     assert got["dladdr"] == "/usr/local/cuda/lib64/libcudart.so.11.0", got
-    assert got["mapped"] == f"/opt/cudaenv/versions/{VERSION}/lib64/libcudart.so.11.8.89", got
+    assert got["mapped"] == f"/opt/cudaenv/versions/{PLATFORM}/{VERSION}/lib64/libcudart.so.11.8.89", got
 
 
 # -- doctor ---------------------------------------------------------------------------------------

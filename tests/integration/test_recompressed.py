@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_USER, assert_one_line_error, leftovers
+from conftest import PLATFORM, AS_USER, assert_one_line_error, leftovers
 from fault_server import FaultServer
 
 TF213 = "11.8.0+cudnn8.6.0.163"
@@ -138,7 +138,7 @@ def test_a_changed_copy_is_refused_and_nothing_is_installed(zmirror, tmp_path):
     assert_one_line_error(res, 4)
     assert "sha256" in res.err or "checksum" in res.err
     root = tmp_path / "a"
-    assert not (root / "versions" / TF213).exists()
+    assert not (root / "versions" / PLATFORM / TF213).exists()
     assert leftovers(root) == []
 
 

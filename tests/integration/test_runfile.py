@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, Cudaenv, assert_one_line_error, leftovers, loader_sysroot
+from conftest import PLATFORM, EXE, Cudaenv, assert_one_line_error, leftovers, loader_sysroot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import legacy_mirror as lm  # noqa: E402
@@ -73,7 +73,7 @@ def test_tf24_resolves_to_the_runfile_and_the_old_cudnn_tgz(run):
 def test_runtime_install_takes_only_the_profile_from_the_runfile(run):
     res = run("install", "tf-2.4", "--json")
     assert res.rc == 0, res
-    v = run.root / "versions" / VERSION
+    v = run.root / "versions" / PLATFORM / VERSION
     lib = v / "lib64"
     assert lib.is_dir() and not lib.is_symlink()  # flattened like a redistrib install
     for name in ("libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11", "libnvrtc.so.11.0",
@@ -129,7 +129,7 @@ def probe_linked_to(run, tmp_path, version):
     src = tmp_path / "probe.c"
     src.write_text(PROBE)
     out = tmp_path / ("probe-" + version)
-    lib = run.root / "versions" / version / "lib64"
+    lib = run.root / "versions" / PLATFORM / version / "lib64"
     subprocess.run(["gcc", str(src), "-o", str(out), f"-L{lib}", "-lcudart", "-lcudnn"], check=True)
     return out
 
@@ -171,7 +171,7 @@ def test_xz_payload_installs_too(tmp_path):
                      CUDAENV_ROOT=str(tmp_path / "root"))
         res = c("install", "11.0")
         assert res.rc == 0, res
-        assert (tmp_path / "root" / "versions" / "11.0.3" / "lib64" / "libcudart.so.11.0").exists()
+        assert (tmp_path / "root" / "versions" / PLATFORM / "11.0.3" / "lib64" / "libcudart.so.11.0").exists()
     finally:
         srv.close()
 
@@ -322,7 +322,7 @@ def test_tf115_resolves_to_the_nested_runfile_and_cudnn7(run):
 def test_tf115_runtime_install_reads_the_nested_installer_without_writing_it(run):
     res = run("install", "tf-1.15")
     assert res.rc == 0, res
-    v = run.root / "versions" / VERSION10
+    v = run.root / "versions" / PLATFORM / VERSION10
     lib = v / "lib64"
     assert lib.is_dir() and not lib.is_symlink()
     for name in ("libcudart.so.10.0", "libcublas.so.10.0", "libcufft.so.10.0", "libcurand.so.10.0",
@@ -349,7 +349,7 @@ def test_tf115_runtime_install_reads_the_nested_installer_without_writing_it(run
 def test_cuda10_1_installs_from_builds_cuda_toolkit(run):
     res = run("install", "10.1")
     assert res.rc == 0, res
-    v = run.root / "versions" / "10.1.243"
+    v = run.root / "versions" / PLATFORM / "10.1.243"
     for name in ("libcudart.so.10.1", "libcublas.so.10.1", "libnvrtc.so.10.1"):
         assert (v / "lib64" / name).exists(), name
     assert (v / "extras" / "CUPTI" / "lib64" / "libcupti.so.10.1").exists()
@@ -360,7 +360,7 @@ def test_cuda10_1_installs_from_builds_cuda_toolkit(run):
 
 def test_cuda10_devel_takes_npp_and_full_takes_everything_but_the_installers(run):
     assert run("install", "10.0", "--profile", "devel").rc == 0
-    lib = run.root / "versions" / "10.0.130" / "lib64"
+    lib = run.root / "versions" / PLATFORM / "10.0.130" / "lib64"
     assert (lib / "libnppc.so.10.0").exists() and not (lib / "libnvgraph.so.10.0").exists()
     res = run("install", "10.0", "--profile", "full")
     assert res.rc == 0, res
@@ -476,7 +476,7 @@ def test_install_archive_verifies_and_installs_the_users_file(run, tmp_path):
     before = mine.read_bytes()
     res = run("install", "tf-1.15", "--archive", str(mine))
     assert res.rc == 0, res
-    lib = run.root / "versions" / VERSION10 / "lib64"
+    lib = run.root / "versions" / PLATFORM / VERSION10 / "lib64"
     assert (lib / "libcudnn.so.7").exists() and (lib / "libcudart.so.10.0").exists()
     assert mine.read_bytes() == before  # the user's file is left as it was
     assert not leftovers(run.root)

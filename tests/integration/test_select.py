@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import CC, assert_one_line_error
+from conftest import PLATFORM, CC, assert_one_line_error
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 TF216 = "12.4.1+cudnn9.1.1.17"
@@ -134,7 +134,7 @@ def test_exec_runs_with_the_versions_environment_and_passes_the_status(two, tmp_
     res = two("exec", "--", "sh", "-c", 'echo "$CUDA_HOME|$CUDA_PATH|$LD_LIBRARY_PATH"; exit 7',
               cwd=two.proj)
     assert res.rc == 7
-    prefix = str(two.root / "versions" / TF213)
+    prefix = str(two.root / "versions" / PLATFORM / TF213)
     home, path, ld = res.out.strip().split("|")
     assert home == prefix and path == prefix and ld.startswith(prefix + "/lib64")
     assert "release 11.8" in two("exec", "--", "nvcc", "--version", cwd=two.proj).out
@@ -142,13 +142,13 @@ def test_exec_runs_with_the_versions_environment_and_passes_the_status(two, tmp_
     probe = tmp_path / "probe.c"
     probe.write_text('#include <stdio.h>\nint cudaRuntimeGetVersion(int*);\n'
                      'int main(void){int v=0;cudaRuntimeGetVersion(&v);printf("%d\\n",v);return 0;}\n')
-    lib = two.root / "versions" / TF213 / "lib64"
+    lib = two.root / "versions" / PLATFORM / TF213 / "lib64"
     subprocess.run([CC, str(probe), "-o", str(tmp_path / "probe"), f"-L{lib}", "-lcudart"], check=True)
     assert two("exec", "--", str(tmp_path / "probe"), cwd=two.proj).out.strip() == "11080"
     # linked against CUDA 11's runtime (SONAME libcudart.so.11.0), it cannot load CUDA 12's
     wrong = two("exec", "--", str(tmp_path / "probe"), cwd=two.proj, env={"CUDAENV_VERSION": TF216})
     assert wrong.rc != 0 and "libcudart.so.11.0" in wrong.err
-    lib12 = two.root / "versions" / TF216 / "lib64"
+    lib12 = two.root / "versions" / PLATFORM / TF216 / "lib64"
     subprocess.run([CC, str(probe), "-o", str(tmp_path / "probe12"), f"-L{lib12}", "-lcudart"], check=True)
     assert two("exec", "--", str(tmp_path / "probe12"), cwd=two.proj,
                env={"CUDAENV_VERSION": TF216}).out.strip() == "12040"
@@ -173,9 +173,9 @@ def test_exec_gives_the_command_every_argument_verbatim(two):
 
 def test_which_prefix_and_env(two):
     (two.proj / ".cuda-version").write_text("tf-2.16\n")
-    prefix = two.root / "versions" / TF216
+    prefix = two.root / "versions" / PLATFORM / TF216
     assert two("prefix", cwd=two.proj).out.strip() == str(prefix)
-    assert two("prefix", "tf-2.13", cwd=two.proj).out.strip() == str(two.root / "versions" / TF213)
+    assert two("prefix", "tf-2.13", cwd=two.proj).out.strip() == str(two.root / "versions" / PLATFORM / TF213)
     assert two("which", "nvcc", cwd=two.proj).out.strip() == str(prefix / "bin" / "nvcc")
     res = two("which", "cuobjdump", cwd=two.proj)
     assert_one_line_error(res, 9)
@@ -191,4 +191,4 @@ def test_env_for_fish(two):
     (two.proj / ".cuda-version").write_text("tf-2.16\n")
     out = subprocess.run(["fish", "-c", f'{os.environ["CUDAENV_EXE"]} env --shell fish | source; echo $CUDA_HOME'],
                          cwd=two.proj, env=two.env, capture_output=True, text=True)
-    assert out.stdout.strip() == str(two.root / "versions" / TF216)
+    assert out.stdout.strip() == str(two.root / "versions" / PLATFORM / TF216)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXE, assert_one_line_error, loader_sysroot
+from conftest import PLATFORM, EXE, assert_one_line_error, loader_sysroot
 
 NOBODY = 65534
 
@@ -66,12 +66,12 @@ def test_root_installs_into_the_configured_machine_wide_root_world_readable_what
                           text=True, preexec_fn=umask077, timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)["versions"][0]
-    assert doc["prefix"] == str(system.system_root / "versions" / "11.8.0+cudnn8.6.0.163")
+    assert doc["prefix"] == str(system.system_root / "versions" / PLATFORM / "11.8.0+cudnn8.6.0.163")
     assert system.server.requests, "the config file's mirror was not used"
     assert not (Path(system.env["HOME"]) / ".cudaenv").exists()
     for area in ("versions", "store"):
         assert modes(system.system_root / area) == []
-    nvcc = system.system_root / "versions" / "11.8.0+cudnn8.6.0.163" / "bin" / "nvcc"
+    nvcc = system.system_root / "versions" / PLATFORM / "11.8.0+cudnn8.6.0.163" / "bin" / "nvcc"
     assert nvcc.stat().st_mode & 0o7777 == 0o555
     listing = system("list", "--json").json()
     assert listing["root"] == str(system.system_root)
@@ -87,7 +87,7 @@ def test_a_malformed_config_file_is_a_usage_error_naming_its_line(system):
 
 def test_global_refuses_a_version_other_users_cannot_read(system):
     assert system("install", "tf-2.13").rc == 0
-    lib = next((system.system_root / "versions" / "11.8.0+cudnn8.6.0.163" / "lib64").glob("libcudnn.so.8.*"))
+    lib = next((system.system_root / "versions" / PLATFORM / "11.8.0+cudnn8.6.0.163" / "lib64").glob("libcudnn.so.8.*"))
     lib.chmod(0o600)  # an administrator's chmod, or a copy made under umask 077
     res = system("global", "tf-2.13")
     assert_one_line_error(res, 7)
@@ -125,7 +125,7 @@ def test_an_unprivileged_user_sees_the_machine_wide_versions_read_only(system, t
     home.mkdir()
     os.chown(home, NOBODY, NOBODY)
     version = "11.8.0+cudnn8.6.0.163"
-    prefix = system.system_root / "versions" / version
+    prefix = system.system_root / "versions" / PLATFORM / version
 
     listing = as_nobody(system, home, "list", "--json")
     assert listing.rc == 0, listing
@@ -160,7 +160,7 @@ def test_an_unprivileged_user_sees_the_machine_wide_versions_read_only(system, t
     assert again.rc == 0, again
     assert again.json()["changed"] is False and again.json()["versions"][0]["prefix"] == str(prefix)
     assert len(system.server.requests) == before
-    assert not (home / ".cudaenv" / "versions" / version).exists()
+    assert not (home / ".cudaenv" / "versions" / PLATFORM / version).exists()
 
     # a version of their own goes into their own root
     own = as_nobody(system, home, "install", "tf-2.16", "--json")
@@ -186,7 +186,7 @@ def test_one_version_in_both_roots_is_listed_twice_with_the_one_that_wins(system
     version = own.json()["versions"][0]["version"]
     mine = Path(own.json()["versions"][0]["prefix"])
     assert system("install", "tf-2.16").rc == 0
-    theirs = system.system_root / "versions" / version
+    theirs = system.system_root / "versions" / PLATFORM / version
     assert theirs.is_dir() and mine.is_dir()
 
     doc = as_nobody(system, home, "list", "--json").json()
@@ -229,6 +229,6 @@ def test_a_strict_umask_creates_the_default_root_open_to_every_user(inst, tmp_pa
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     folders = dict(reversed(line.split(" ", 1)) for line in lines[:-1])
-    assert "/opt/cudaenv/versions/11.8.0+cudnn8.6.0.163" in folders
+    assert f"/opt/cudaenv/versions/{PLATFORM}/11.8.0+cudnn8.6.0.163" in folders
     assert {p: m for p, m in folders.items() if m != "755"} == {}
-    assert lines[-1] == "/opt/cudaenv/versions/11.8.0+cudnn8.6.0.163"
+    assert lines[-1] == f"/opt/cudaenv/versions/{PLATFORM}/11.8.0+cudnn8.6.0.163"

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import AS_USER, assert_one_line_error, leftovers
+from conftest import PLATFORM, AS_USER, assert_one_line_error, leftovers
 
 TF213 = "11.8.0+cudnn8.6.0.163"
 CUDA118 = "11.8.0"
@@ -21,7 +21,7 @@ STATIC = "lib64/libcudart_static.a"  # from cuda_cudart, shared by both versions
 
 
 def version(inst, name=TF213):
-    return inst.root / "versions" / name
+    return inst.root / "versions" / PLATFORM / name
 
 
 def sha256(path):

@@ -85,7 +85,23 @@ nlohmann::json installed_json(const ops::InstalledList& l) {
              {{"version", l.selected.value_or("system")},
               {"origin", ok ? nlohmann::json(l.selected_by) : nlohmann::json()},
               {"error", ok ? nlohmann::json() : nlohmann::json(l.selection_error)}}},
-            {"versions", arr}};
+            {"versions", arr},
+            {"platform", l.platform},
+            {"other_platforms", l.other_platforms}};
+}
+
+/// "1 version for linux-sbsa" when the root holds other platforms' versions; "" otherwise.
+std::string other_platforms_text(const ops::InstalledList& l) {
+    std::string text;
+    std::size_t n = 0;
+    for (const auto& [platform, count] : l.other_platforms) {
+        text += (text.empty() ? "" : ", ") + std::to_string(count) + " for " + platform;
+        n += count;
+    }
+    return text.empty() ? text
+                        : "(also " + std::to_string(n) + (n == 1 ? " version" : " versions") +
+                              " of other platforms here: " + text + "; this host takes " +
+                              (l.platform.empty() ? std::string("none") : l.platform) + ")";
 }
 
 void print_installed(Context& ctx, const ops::InstalledList& l) {
@@ -95,6 +111,9 @@ void print_installed(Context& ctx, const ops::InstalledList& l) {
                                               : " (nor in " + l.root.upstreams[0].string() + ")")
                  << "\n"
                  << "help: cudaenv install tf-2.13, or cudaenv list --available\n";
+        if (auto others = other_platforms_text(l); !others.empty()) {
+            *ctx.err << others << "\n";
+        }
         return;
     }
     for (const auto& lv : l.versions) {
@@ -114,6 +133,9 @@ void print_installed(Context& ctx, const ops::InstalledList& l) {
                  << (l.selection_error.empty() ? "  (nothing selects a cudaenv version here)"
                                                : "  (" + l.selection_error + ")")
                  << "\n";
+    }
+    if (auto others = other_platforms_text(l); !others.empty()) {
+        *ctx.out << others << "\n";
     }
 }
 

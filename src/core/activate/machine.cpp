@@ -490,7 +490,9 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
                                     const SwitchOptions& o) {
     SwitchOutcome out;
     out.version = version;
-    fs::path vdir = root.versions() / version;
+    const store::Root own{root.dir, {}, root.platforms};
+    fs::path vdir =
+        own.version_dir(version); // versions/<platform>/<name>; not migrated yet: versions/<name>
     std::error_code ec;
     if (auto up = root.upstream_of(version)) {
         return Error(ErrorCode::conflict,
@@ -499,6 +501,9 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
             .with_hint("sudo cudaenv global " + version);
     }
     if (!fs::exists(vdir / store::k_version_record, ec)) {
+        if (auto other = store::other_platform_error(root, version)) {
+            return std::move(*other);
+        }
         return Error(ErrorCode::conflict,
                      "version '" + version + "' is not installed (or incomplete)")
             .with_hint("cudaenv install " + version);
@@ -555,6 +560,13 @@ Result<SwitchOutcome> switch_global(const store::Root& root,
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, o.lock_timeout));
     sweep_after_kill(m, root);
+    // a root of the layout before platforms moves to versions/<platform>/<name> first, so the
+    // link and the conf file name the new path (the old one stays a link to it)
+    if (vdir.parent_path() == root.versions()) {
+        CUDAENV_TRY(root.migrate_layout());
+        vdir = own.version_dir(version);
+        target = canon.inside(fs::weakly_canonical(vdir, ec));
+    }
     auto state = CUDAENV_TRY(store::load_state(root));
     auto cur = read_link_state(m, root);
     out.changed = CUDAENV_TRY(plan(state, cur));

@@ -138,6 +138,9 @@ Result<std::string> match_installed(const store::Root& root,
     }
     auto not_installed = Error(ErrorCode::not_found, "version '" + written + "' is not installed")
                              .with_hint("cudaenv install " + written);
+    if (auto other = store::other_platform_error(root, written)) {
+        not_installed = std::move(*other); // installed, for another platform than this host's
+    }
     std::vector<std::string> names;
     for (const auto& f : frameworks) {
         names.push_back(f.name);
@@ -205,6 +208,25 @@ Result<std::string> match_installed(const store::Root& root,
     }
     if (best) {
         return *best;
+    }
+    // Installed for another platform only (a shared root of x86_64 and Arm hosts): say which.
+    for (const auto& p : store::placed_versions(root)) {
+        if (p.this_host) {
+            continue;
+        }
+        auto plus = p.name.find("+cudnn");
+        auto vc = Version::try_parse(p.name.substr(0, plus));
+        auto vd = plus == std::string::npos ? std::optional<Version>()
+                                            : Version::try_parse(p.name.substr(plus + 6));
+        if (vc && cuda->is_prefix_of(*vc) && (!cudnn || (vd && cudnn->is_prefix_of(*vd)))) {
+            auto other = store::other_platform_error(root, p.name);
+            if (other) {
+                auto rest = other->message.find(" is installed for ");
+                other->message =
+                    "'" + written + "' matches '" + p.name + "'," + other->message.substr(rest + 3);
+                return std::move(*other);
+            }
+        }
     }
     return not_installed;
 }

@@ -43,10 +43,24 @@ std::uint64_t tree_bytes(const fs::path& dir, std::set<std::pair<dev_t, ino_t>>&
 GcPlan plan_gc(const store::Root& root, const std::map<std::string, std::string>& needed) {
     GcPlan plan;
     std::error_code ec;
-    std::set<std::string> used;    // store entries a kept version uses
-    std::vector<std::string> gone; // versions to remove
-    for (const auto& name : store::installed_versions(store::Root{root.dir, {}})) {
-        auto rec = store::read_version_record(root.versions() / name);
+    std::set<std::string> used;             // store entries a kept version uses
+    std::vector<store::PlacedVersion> gone; // versions to remove
+    // every platform's versions of this root: another platform's are its hosts' to remove
+    // (their pins and choices are not this host's to see), and the store entries they use stay
+    for (const auto& p : store::placed_versions_in(root.versions(), root.platforms)) {
+        const auto& name = p.name;
+        auto rec = store::read_version_record(p.dir);
+        if (!p.this_host) {
+            plan.kept[name + " (" + p.platform + ")"] =
+                "another platform's: gc on a " + p.platform + " host decides";
+            if (!rec) {
+                return plan;
+            }
+            for (const auto& c : rec->components) {
+                used.insert(c.store);
+            }
+            continue;
+        }
         if (auto it = needed.find(name); it != needed.end() || !rec) {
             plan.kept[name] = it != needed.end() ? it->second : "its record cannot be read";
             if (!rec) {
@@ -57,13 +71,13 @@ GcPlan plan_gc(const store::Root& root, const std::map<std::string, std::string>
             }
             continue;
         }
-        gone.push_back(name);
+        gone.push_back(p);
     }
     // Sizes: a version's files are hard links of its store entries, so what a removal frees is
     // counted on the entries, each file once; the version itself is its record and its links.
     std::set<std::pair<dev_t, ino_t>> seen;
-    for (const auto& name : gone) {
-        plan.items.push_back({GcItem::Kind::version, name, root.versions() / name, 0});
+    for (const auto& p : gone) {
+        plan.items.push_back({GcItem::Kind::version, p.name, p.dir, 0});
     }
     for (fs::directory_iterator it(root.store(), ec), end; !ec && it != end; it.increment(ec)) {
         std::string name = it->path().filename().string();
@@ -107,9 +121,19 @@ Result<GcPlan> run_gc(const store::Root& root,
                 .with_context("gc (what was removed before stays removed)");
         }
         if (item.kind == GcItem::Kind::version) {
-            CUDAENV_TRY(store::sync_dir(root.versions()));
+            CUDAENV_TRY(store::sync_dir(item.path.parent_path()));
+            // the migration's versions/<name> link to it goes too
+            std::error_code lec;
+            fs::path link = root.versions() / item.name;
+            if (fs::is_symlink(fs::symlink_status(link, lec)) && !fs::exists(link, lec)) {
+                fs::remove(link, lec);
+                (void)store::sync_dir(root.versions());
+            }
         }
         remove_tree(moved);
+        if (item.kind == GcItem::Kind::version) {
+            store::drop_if_empty(item.path.parent_path());
+        }
         done.bytes += item.bytes;
         done.items.push_back(item);
     }

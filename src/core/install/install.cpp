@@ -420,7 +420,7 @@ bool covers(const store::Root& root,
             const std::string& name,
             const std::vector<Job>& jobs,
             const std::string& platform) {
-    fs::path dir = root.version_dir(name); // an upstream's counts too
+    fs::path dir = root.version_dir(name, platform); // an upstream's counts too
     auto rec = store::read_version_record(dir);
     if (!rec || rec->platform != platform) {
         return false; // a damaged record is replaced by a new composition
@@ -431,7 +431,7 @@ bool covers(const store::Root& root,
     }
     // its entries, in the store of the root that holds it, are the pinned archives (this
     // root's were read by plan())
-    fs::path store = dir.parent_path().parent_path() / "store";
+    fs::path store = store::root_of_version(dir) / "store";
     bool own = store == root.store();
     for (const auto& j : jobs) {
         if (!have.count(j.entry) ||
@@ -501,7 +501,7 @@ Result<Outcome> install(const store::Root& root,
     }
     Outcome out;
     out.version = res.version_name();
-    out.prefix = root.version_dir(out.version);
+    out.prefix = root.version_dir(out.version, res.platform);
     auto jobs = CUDAENV_TRY(plan(root, res, o, o.dry_run));
     auto describe = [&] {
         out.archives.clear();
@@ -571,7 +571,8 @@ Result<Outcome> install(const store::Root& root,
         return std::move(composed).error().with_context("installing " + out.version);
     }
     failpoint::hit("publish-before");
-    fs::path dest = root.versions() / out.version;
+    CUDAENV_TRY(make_dirs(root.versions(res.platform)));
+    fs::path dest = root.versions(res.platform) / out.version;
     // a fuller composition (or a repaired one) replaces the old one in one step
     CUDAENV_TRY(store::replace_dir(stage, dest));
     staged.release();
@@ -585,9 +586,10 @@ Result<Outcome> install(const store::Root& root,
             replaced.insert(j.entry);
         }
     }
-    for (const auto& v : store::installed_versions_in(root.versions())) {
-        auto rec = store::read_version_record(root.versions() / v);
-        if (v != out.version && rec &&
+    for (const auto& p : store::placed_versions_in(root.versions(), root.platforms)) {
+        const auto& v = p.name;
+        auto rec = store::read_version_record(p.dir);
+        if (p.dir != dest && rec &&
             std::any_of(rec->components.begin(), rec->components.end(), [&](const auto& c) {
                 return replaced.count(c.store) > 0;
             })) {
@@ -609,7 +611,12 @@ Result<Removed> uninstall(const store::Root& root,
                          "': removing it needs root")
             .with_hint("sudo cudaenv uninstall " + version);
     }
-    if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
+    const store::Root own{root.dir, {}, root.platforms};
+    fs::path vdir = own.version_dir(version); // not migrated yet: versions/<name>
+    if (!fs::exists(vdir / store::k_version_record, ec)) {
+        if (auto other = store::other_platform_error(own, version)) {
+            return std::move(*other);
+        }
         auto installed = store::installed_versions(root);
         auto err = Error(ErrorCode::not_found, "version '" + version + "' is not installed");
         if (!installed.empty()) {
@@ -624,7 +631,8 @@ Result<Removed> uninstall(const store::Root& root,
     CUDAENV_TRY(root.prepare());
     auto lock = CUDAENV_TRY(store::Lock::acquire(root.dir, lock_timeout));
     root.sweep();
-    if (!fs::exists(root.versions() / version / store::k_version_record, ec)) {
+    vdir = own.version_dir(version); // migrated by the sweep: versions/<platform>/<name>
+    if (!fs::exists(vdir / store::k_version_record, ec)) {
         return out; // removed while we waited
     }
     if (auto global = CUDAENV_TRY(store::global_version(root));
@@ -633,17 +641,24 @@ Result<Removed> uninstall(const store::Root& root,
             .with_hint("switch first (cudaenv global OTHER), or pass --force to remove it anyway");
     }
     fs::path moved = root.trash() / (version + "-removed");
-    if (::rename((root.versions() / version).c_str(), moved.c_str()) != 0) {
+    if (::rename(vdir.c_str(), moved.c_str()) != 0) {
         return Error(ErrorCode::filesystem,
                      "cannot move '" + version + "' aside: " + errno_text(errno));
     }
-    CUDAENV_TRY(store::sync_dir(root.versions()));
+    CUDAENV_TRY(store::sync_dir(vdir.parent_path()));
+    // the migration's versions/<name> link to it goes too (a kill here: the next sweep drops it)
+    if (fs::is_symlink(fs::symlink_status(root.versions() / version, ec)) &&
+        !fs::exists(root.versions() / version, ec)) {
+        fs::remove(root.versions() / version, ec);
+        (void)store::sync_dir(root.versions());
+    }
     remove_tree(moved);
+    store::drop_if_empty(vdir.parent_path());
     out.changed = true;
-    // Store entries no remaining version uses go too.
+    // Store entries no remaining version (of any platform) uses go too.
     std::set<std::string> used;
-    for (const auto& v : store::installed_versions(store::Root{root.dir, {}})) {
-        auto rec = store::read_version_record(root.versions() / v);
+    for (const auto& p : store::placed_versions_in(root.versions(), root.platforms)) {
+        auto rec = store::read_version_record(p.dir);
         if (!rec) {
             return out; // which entries it needs is unknown: keep them all
         }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace cudaenv::install {
 
@@ -15,21 +16,24 @@ namespace fs = std::filesystem;
 std::vector<InstalledVersion> list_installed(const store::Root& root, bool include_damaged) {
     std::vector<InstalledVersion> out;
     std::map<std::string, fs::path> winner; // name -> the prefix every command uses
-    auto dirs = root.version_dirs();        // the search order: this root, then its upstreams
-    std::vector<std::pair<std::string, std::size_t>> found; // (name, which dir)
-    for (std::size_t i = 0; i < dirs.size(); ++i) {
-        for (const auto& name : store::installed_versions_in(dirs[i])) {
-            found.emplace_back(name, i);
+    // the search order: this root, then its upstreams; this host's platform only
+    std::vector<store::PlacedVersion> found;
+    for (auto& p : store::placed_versions(root)) {
+        if (p.this_host) {
+            found.push_back(std::move(p));
         }
     }
-    std::stable_sort(found.begin(), found.end());
-    for (const auto& [name, i] : found) {
+    std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.name, a.layer) < std::tie(b.name, b.layer);
+    });
+    for (const auto& p : found) {
+        auto i = p.layer;
         InstalledVersion v;
-        v.name = name;
-        v.prefix = dirs[i] / name;
+        v.name = p.name;
+        v.prefix = p.dir;
         v.root = i == 0 ? root.dir : root.upstreams[i - 1];
         v.upstream = i > 0;
-        if (auto [it, first] = winner.emplace(name, v.prefix); !first) {
+        if (auto [it, first] = winner.emplace(p.name, v.prefix); !first) {
             v.shadowed_by = it->second;
         }
         auto rec = store::read_version_record(v.prefix);

@@ -331,13 +331,16 @@ Result<VersionCheck> check_version(const store::Root& root,
     fs::path prefix = root.version_dir(name);
     std::error_code ec;
     if (!fs::exists(prefix / store::k_version_record, ec)) {
+        if (auto other = store::other_platform_error(root, name)) {
+            return std::move(*other);
+        }
         return Error(ErrorCode::not_found, "version '" + printable(name) + "' is not installed");
     }
     if (depth == Depth::content) {
         CUDAENV_TRY(sys::load(sys::k_crypto)); // here, before any thread hashes
     }
     out.prefix = prefix;
-    out.root = prefix.parent_path().parent_path();
+    out.root = store::root_of_version(prefix);
     out.upstream = root.upstream_of(name).has_value();
     auto vrec = store::read_version_record(prefix);
     if (!vrec) {

@@ -90,7 +90,7 @@ Result<doctor::HostConfig> host_config(Session& session) {
     hc.root = session.root();
     // a damaged own state.json is the cuda-link probe's finding: it reads the root's own
     auto global = store::effective_global(hc.root);
-    hc.machine_root = global ? global->owner : store::Root{hc.root.dir};
+    hc.machine_root = global ? global->owner : store::Root{hc.root.dir, {}, hc.root.platforms};
     hc.manifests = session.manifests_path();
     hc.manifests_in_use = session.manifests_in_use();
     if (auto trust = trust_state(session)) {

@@ -65,6 +65,14 @@ Result<InstalledList> installed_versions(Session& session) {
     } else {
         out.selection_error = sel.error().full_message();
     }
+    for (const auto& p : store::placed_versions(out.root)) {
+        if (!p.this_host) {
+            ++out.other_platforms[p.platform];
+        }
+    }
+    out.platform = out.root.platforms.forced.empty()
+                       ? sys::default_platform(out.root.platforms.host)
+                       : out.root.platforms.forced;
     auto versions = install::list_installed(out.root, true);
     for (auto& v : versions) {
         ListedVersion l;

@@ -11,6 +11,7 @@
 #include "core/ops/session.hpp"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct InstalledList {
     bool selected_by_global = false;
     std::optional<std::string> global;
     std::filesystem::path global_file; ///< the state file that records the global version
+    /// Versions the root (and its upstreams) hold for platforms other than this host's, by
+    /// platform: counted, never listed (a shared root of x86_64 and Arm hosts).
+    std::map<std::string, std::size_t> other_platforms;
+    std::string platform; ///< this host's platform (its newest CUDA line's; or the forced one)
 };
 
 Result<InstalledList> installed_versions(Session& session);

@@ -146,6 +146,8 @@ store::Root Session::root() const {
         (!chosen || fs::weakly_canonical(machine_wide, ec) != fs::weakly_canonical(r.dir, ec))) {
         r.upstreams.push_back(machine_wide);
     }
+    // which platform's copy of a version this run sees (docs/store.md, Platforms)
+    r.platforms = store::HostPlatforms{forced_platform(), host()};
     m_root = r;
     return r;
 }

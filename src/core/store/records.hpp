@@ -1,6 +1,6 @@
 // The records cudaenv keeps on disk, as types with one codec (docs/store.md):
 //   store/<entry>/.cudaenv-complete.json     StoreRecord    schema cudaenv.store/1
-//   versions/<name>/.cudaenv-version.json    VersionRecord  schema cudaenv.version/1
+//   versions/<platform>/<name>/.cudaenv-version.json  VersionRecord  schema cudaenv.version/1
 //   state.json                               State          schema cudaenv.state/1 (state.hpp)
 //   pins/<hash>.json                         PinRecord      schema cudaenv.pin/1
 //   indexes/trusted.json                     TrustedIndexes schema cudaenv.trusted/1

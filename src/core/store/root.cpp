@@ -1,7 +1,9 @@
 #include "root.hpp"
 
+#include "../failpoint.hpp"
 #include "../fs.hpp"
 #include "../sha256.hpp"
+#include "records.hpp"
 #include "state.hpp"
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 namespace cudaenv::store {
 
@@ -163,6 +166,45 @@ void sweep_downloads(const Root& root) {
 
 } // namespace
 
+namespace {
+
+/// Moves what is not a published entry (a folder with its record) out of `area` and removes it;
+/// links are unlinked, never followed.
+void sweep_entries(const Root& root, const fs::path& area, const char* record) {
+    std::error_code ec;
+    for (fs::directory_iterator it(area, ec), end; !ec && it != end; it.increment(ec)) {
+        auto st = it->symlink_status(ec);
+        if (fs::is_symlink(st)) {
+            fs::remove(it->path(), ec); // planted link: unlink, never follow
+            continue;
+        }
+        if (!fs::is_directory(st) || !fs::exists(it->path() / record, ec)) {
+            auto moved = root.trash() / ("swept-" + it->path().filename().string());
+            if (::rename(it->path().c_str(), moved.c_str()) == 0) {
+                remove_tree(moved);
+            }
+        }
+    }
+}
+
+bool has_record(const fs::path& dir) {
+    std::error_code ec;
+    return fs::is_directory(fs::symlink_status(dir, ec)) && fs::exists(dir / k_version_record, ec);
+}
+
+/// versions/<name> left by the migration: a link whose text is exactly "<platform>/<name>".
+bool migration_link(const fs::path& link) {
+    std::error_code ec;
+    auto to = fs::read_symlink(link, ec);
+    auto name = link.filename().string();
+    auto text = to.string();
+    auto slash = text.find('/');
+    return !ec && slash != std::string::npos && text.substr(slash + 1) == name &&
+           is_platform_folder(text.substr(0, slash));
+}
+
+} // namespace
+
 void Root::sweep() const {
     std::error_code ec;
     sweep_downloads(*this);
@@ -172,26 +214,142 @@ void Root::sweep() const {
             remove_tree(it->path());
         }
     }
-    for (const auto& [area, record] :
-         {std::pair{store(), k_complete_record}, std::pair{versions(), k_version_record}}) {
-        for (fs::directory_iterator it(area, ec), end; !ec && it != end; it.increment(ec)) {
-            auto st = it->symlink_status(ec);
-            if (fs::is_symlink(st)) {
-                fs::remove(it->path(), ec); // planted link: unlink, never follow
-                continue;
+    sweep_entries(*this, store(), k_complete_record);
+    for (fs::directory_iterator it(versions(), ec), end; !ec && it != end; it.increment(ec)) {
+        auto name = it->path().filename().string();
+        auto st = it->symlink_status(ec);
+        if (fs::is_symlink(st)) {
+            // the migration's links stay while their version does; any other link was planted
+            if (!migration_link(it->path()) || !fs::exists(it->path() / k_version_record, ec)) {
+                fs::remove(it->path(), ec);
             }
-            if (!fs::is_directory(st) || !fs::exists(it->path() / record, ec)) {
-                auto moved = trash() / ("swept-" + it->path().filename().string());
-                if (::rename(it->path().c_str(), moved.c_str()) == 0) {
-                    remove_tree(moved);
-                }
+            continue;
+        }
+        if (fs::is_directory(st) && is_platform_folder(name)) {
+            sweep_entries(*this, it->path(), k_version_record);
+            continue;
+        }
+        if (!fs::is_directory(st) || !fs::exists(it->path() / k_version_record, ec)) {
+            auto moved = trash() / ("swept-" + name);
+            if (::rename(it->path().c_str(), moved.c_str()) == 0) {
+                remove_tree(moved);
             }
         }
     }
+    (void)migrate_layout(); // what cannot move now stays readable where it is; the next run tries
+}
+
+Status Root::migrate_layout() const {
+    std::error_code ec;
+    std::vector<std::pair<std::string, std::string>> todo; // (name, platform)
+    for (fs::directory_iterator it(versions(), ec), end; !ec && it != end; it.increment(ec)) {
+        auto name = it->path().filename().string();
+        if (is_platform_folder(name) || !fs::is_directory(it->symlink_status(ec))) {
+            continue;
+        }
+        auto rec = read_version_record(it->path());
+        if (!rec || !is_platform_folder(rec->platform) || rec->name != name) {
+            continue; // stays where it is: nothing says where it would go
+        }
+        todo.emplace_back(name, rec->platform);
+    }
+    for (const auto& [name, platform] : todo) {
+        fs::path from = versions() / name;
+        fs::path to = versions(platform) / name;
+        CUDAENV_TRY(make_dirs(versions(platform)));
+        auto there = fs::symlink_status(to, ec);
+        if (fs::is_symlink(there) || (fs::exists(there) && !has_record(to))) {
+            // a killed migration's link, or a folder never published: not a version
+            auto moved = trash() / ("swept-" + platform + "-" + name);
+            if (::rename(to.c_str(), moved.c_str()) == 0) {
+                remove_tree(moved);
+            }
+        }
+        if (fs::exists(fs::symlink_status(to, ec))) {
+            // A copy in the new layout already (installed by a newer cudaenv, then this name
+            // again by an older one): the older layout's copy goes to the trash.
+            auto moved = trash() / ("migrated-" + name);
+            if (::rename(from.c_str(), moved.c_str()) != 0) {
+                return Error(ErrorCode::filesystem,
+                             "cannot move '" + from.string() + "' aside: " + errno_text(errno));
+            }
+            CUDAENV_TRY(sync_dir(versions()));
+            remove_tree(moved);
+            failpoint::hit("migrate-link");
+            if (::symlink((platform + "/" + name).c_str(), from.c_str()) != 0 && errno != EEXIST) {
+                return Error(ErrorCode::filesystem,
+                             "cannot link '" + from.string() + "': " + errno_text(errno));
+            }
+            CUDAENV_TRY(sync_dir(versions()));
+            continue;
+        }
+        // The link is made where the folder goes, then the two are exchanged in one step: a
+        // kill leaves the old layout (and a stray link the next sweep unlinks) or the new one.
+        if (::symlink((platform + "/" + name).c_str(), to.c_str()) != 0) {
+            return Error(ErrorCode::filesystem,
+                         "cannot link '" + to.string() + "': " + errno_text(errno));
+        }
+        CUDAENV_TRY(sync_dir(versions(platform)));
+        failpoint::hit("migrate-exchange");
+        if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) != 0) {
+            int err = errno;
+            ::unlink(to.c_str());
+            return Error(ErrorCode::filesystem,
+                         "cannot move '" + from.string() + "' to '" + to.string() +
+                             "': " + errno_text(err));
+        }
+        CUDAENV_TRY(sync_dir(versions(platform)));
+        CUDAENV_TRY(sync_dir(versions()));
+        failpoint::hit("migrate-after");
+    }
+    return Ok{};
 }
 
 Result<TempDir> Root::make_stage(const std::string& hint) const {
     return TempDir::make(staging(), hint);
+}
+
+bool is_platform_folder(std::string_view name) {
+    return name.size() > 6 && name.substr(0, 6) == "linux-" &&
+           name.find('/') == std::string_view::npos;
+}
+
+sys::HostMachine HostPlatforms::native_host() {
+    sys::HostMachine h;
+#if defined(__x86_64__)
+    h.kind = sys::HostKind::x86_64;
+    h.machine = "x86_64";
+#elif defined(__aarch64__)
+    h.kind = sys::HostKind::arm_server;
+    h.machine = "aarch64";
+#endif
+    return h;
+}
+
+std::string HostPlatforms::of(std::string_view name) const {
+    if (!forced.empty()) {
+        return forced;
+    }
+    // "<cuda>[+cudnn<v>]": the CUDA release's major and minor lead the name
+    int part[2] = {0, 0};
+    std::size_t i = 0;
+    for (int k = 0; k < 2; ++k) {
+        std::size_t start = i;
+        while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 4) {
+            part[k] = part[k] * 10 + (name[i] - '0');
+            ++i;
+        }
+        if (i == start) {
+            return {};
+        }
+        if (k == 0) {
+            if (i >= name.size() || name[i] != '.') {
+                return {};
+            }
+            ++i;
+        }
+    }
+    return sys::platform_for(host, part[0], part[1]).platform;
 }
 
 std::vector<fs::path> Root::version_dirs() const {
@@ -204,55 +362,172 @@ std::vector<fs::path> Root::version_dirs() const {
 
 namespace {
 
-bool has_version(const fs::path& versions_dir, const std::string& name) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-        return false;
+bool plain_name(const std::string& name) {
+    return !name.empty() && name.find('/') == std::string::npos && name != "." && name != ".." &&
+           !is_platform_folder(name);
+}
+
+/// `name` of `platform` in one layer's versions folder: where it is, if it is there.
+std::optional<fs::path>
+find_version(const fs::path& versions_dir, const std::string& name, const std::string& platform) {
+    if (!plain_name(name) || !is_platform_folder(platform)) {
+        return std::nullopt;
     }
-    std::error_code ec;
-    return fs::is_directory(fs::symlink_status(versions_dir / name, ec)) &&
-           fs::exists(versions_dir / name / k_version_record, ec);
+    if (has_record(versions_dir / platform / name)) {
+        return versions_dir / platform / name;
+    }
+    // a layer not migrated yet (a read-only upstream, or no write has run since the upgrade)
+    if (has_record(versions_dir / name)) {
+        auto rec = read_version_record(versions_dir / name);
+        if (rec && rec->platform == platform) {
+            return versions_dir / name;
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace
 
 fs::path Root::version_dir(const std::string& name) const {
+    return version_dir(name, platforms.of(name));
+}
+
+fs::path Root::version_dir(const std::string& name, const std::string& platform) const {
     for (const auto& d : version_dirs()) {
-        if (has_version(d, name)) {
-            return d / name;
+        if (auto found = find_version(d, name, platform)) {
+            return *found;
         }
     }
-    return versions() / name;
+    return versions() / (platform.empty() ? std::string("unknown-platform") : platform) / name;
 }
 
 std::optional<fs::path> Root::upstream_of(const std::string& name) const {
-    if (has_version(versions(), name)) {
+    return upstream_of(name, platforms.of(name));
+}
+
+std::optional<fs::path> Root::upstream_of(const std::string& name,
+                                          const std::string& platform) const {
+    if (find_version(versions(), name, platform)) {
         return std::nullopt;
     }
     for (const auto& u : upstreams) {
-        if (has_version(u / "versions", name)) {
+        if (find_version(u / "versions", name, platform)) {
             return u;
         }
     }
     return std::nullopt;
 }
 
-std::vector<std::string> installed_versions_in(const fs::path& versions_dir) {
-    std::set<std::string> out;
+void drop_if_empty(const fs::path& platform_dir) {
+    // rmdir(2) removes only an empty folder; an install that publishes into it holds the lock
+    if (is_platform_folder(platform_dir.filename().string()) &&
+        ::rmdir(platform_dir.c_str()) == 0) {
+        (void)sync_dir(platform_dir.parent_path());
+    }
+}
+
+fs::path root_of_version(const fs::path& version_dir) {
+    fs::path up = version_dir.parent_path();
+    if (is_platform_folder(up.filename().string())) {
+        up = up.parent_path();
+    }
+    return up.parent_path();
+}
+
+std::vector<PlacedVersion> placed_versions_in(const fs::path& versions_dir,
+                                              const HostPlatforms& platforms,
+                                              std::size_t layer) {
+    std::vector<PlacedVersion> out;
+    std::set<std::pair<std::string, std::string>> seen;
+    auto add = [&](const std::string& name, const std::string& platform, const fs::path& dir) {
+        if (seen.emplace(name, platform).second) {
+            out.push_back({name, platform, dir, layer, platforms.of(name) == platform});
+        }
+    };
     std::error_code ec;
+    std::vector<fs::path> legacy;
     for (fs::directory_iterator it(versions_dir, ec), end; !ec && it != end; it.increment(ec)) {
         auto st = it->symlink_status(ec);
-        if (fs::is_directory(st) && fs::exists(it->path() / k_version_record, ec)) {
-            out.insert(it->path().filename().string());
+        auto name = it->path().filename().string();
+        if (!fs::is_directory(st)) {
+            continue; // the migration's links name a version listed in its platform folder
+        }
+        if (!is_platform_folder(name)) {
+            legacy.push_back(it->path());
+            continue;
+        }
+        std::error_code pec;
+        for (fs::directory_iterator v(it->path(), pec), vend; !pec && v != vend; v.increment(pec)) {
+            auto vname = v->path().filename().string();
+            if (plain_name(vname) && has_record(v->path())) {
+                add(vname, name, v->path());
+            }
+        }
+    }
+    for (const auto& p : legacy) {
+        if (has_record(p)) {
+            if (auto rec = read_version_record(p); rec && is_platform_folder(rec->platform)) {
+                add(p.filename().string(), rec->platform, p);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.name, a.platform) < std::tie(b.name, b.platform);
+    });
+    return out;
+}
+
+std::vector<PlacedVersion> placed_versions(const Root& root) {
+    std::vector<PlacedVersion> out;
+    auto dirs = root.version_dirs();
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        auto layer = placed_versions_in(dirs[i], root.platforms, i);
+        out.insert(out.end(), layer.begin(), layer.end());
+    }
+    return out;
+}
+
+std::vector<std::string> installed_versions(const Root& root) {
+    std::set<std::string> out;
+    for (auto& v : placed_versions(root)) {
+        if (v.this_host) {
+            out.insert(std::move(v.name));
         }
     }
     return {out.begin(), out.end()};
 }
 
-std::vector<std::string> installed_versions(const Root& root) {
+std::optional<Error> other_platform_error(const Root& root, const std::string& name) {
+    std::vector<std::string> others;
+    for (auto& v : placed_versions(root)) {
+        if (v.name == name && v.this_host) {
+            return std::nullopt; // this host has its own
+        }
+        if (v.name == name && std::find(others.begin(), others.end(), v.platform) == others.end()) {
+            others.push_back(std::move(v.platform));
+        }
+    }
+    if (others.empty()) {
+        return std::nullopt;
+    }
+    std::sort(others.begin(), others.end());
+    std::string list;
+    for (const auto& p : others) {
+        list += (list.empty() ? "" : ", ") + p;
+    }
+    auto mine = root.platforms.of(name);
+    return Error(ErrorCode::not_found,
+                 "version '" + name + "' is installed for " + list + " only; this host takes " +
+                     (mine.empty() ? std::string("no platform") : mine) + " for it")
+        .with_hint(mine.empty() ? "CUDAENV_PLATFORM=" + others[0] + " reads that platform's copy"
+                                : "cudaenv install " + name + " installs the " + mine + " one");
+}
+
+std::vector<std::string> other_platforms_of(const Root& root, const std::string& name) {
     std::set<std::string> out;
-    for (const auto& d : root.version_dirs()) {
-        for (auto& name : installed_versions_in(d)) {
-            out.insert(std::move(name));
+    for (auto& v : placed_versions(root)) {
+        if (!v.this_host && v.name == name) {
+            out.insert(std::move(v.platform));
         }
     }
     return {out.begin(), out.end()};
@@ -381,17 +656,18 @@ Result<std::optional<std::string>> global_version(const Root& root) {
 }
 
 Result<GlobalChoice> effective_global(const Root& root) {
-    Root own{root.dir};
+    Root own{root.dir, {}, root.platforms};
     if (auto g = CUDAENV_TRY(global_version(own))) {
         return GlobalChoice{std::move(g), own};
     }
     for (const auto& up : root.upstreams) {
-        Root layer{up};
+        Root layer{up, {}, root.platforms};
         if (auto g = global_version(layer); g && *g) {
             return GlobalChoice{std::move(*g), layer};
         }
     }
-    return GlobalChoice{std::nullopt, root.upstreams.empty() ? own : Root{root.upstreams[0]}};
+    return GlobalChoice{std::nullopt,
+                        root.upstreams.empty() ? own : Root{root.upstreams[0], {}, root.platforms}};
 }
 
 } // namespace cudaenv::store

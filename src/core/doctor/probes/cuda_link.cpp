@@ -10,10 +10,12 @@
 
 namespace cudaenv::doctor::checks {
 
+namespace fs = std::filesystem;
+
 namespace {
 
 std::string installed_hint(Host& h) {
-    auto names = h.files().list(h.files().machine_path(h.config().link_root().versions()));
+    auto names = store::installed_versions(h.config().link_root()); // this host's platform
     return names.empty() ? "cudaenv install <version> && cudaenv global <version>"
                          : "cudaenv global " + names.back();
 }
@@ -47,7 +49,16 @@ Finding cuda_link(Host& h) {
     std::optional<std::string> global = journal->global;
     // the machine changed behind cudaenv's back (a scripted `ln -sf`, a package's postinst)
     if (global) {
-        std::string want = h.files().machine_path(h.config().link_root().versions() / *global);
+        // versions/<platform>/<name>; a link `global` wrote before the root was migrated names
+        // versions/<name>, now the migration's link to the same folder
+        const auto& lroot = h.config().link_root();
+        std::string want = h.files().machine_path(lroot.version_dir(*global));
+        std::string before = h.files().machine_path(lroot.versions() / *global);
+        std::error_code lec;
+        if (state.target == before &&
+            fs::equivalent(lroot.versions() / *global, lroot.version_dir(*global), lec)) {
+            want = before;
+        }
         std::string conf = "/etc/ld.so.conf.d/" + std::string(activate::k_ld_conf_name);
         details.push_back("journal: " + h.config().link_root().state_file().string());
         if (state.kind != Kind::ours || state.target != want) {

@@ -52,7 +52,7 @@ struct World {
         fs::create_directories(base / "sys" / "sbin");
         std::ofstream(base / "sys" / "etc" / "ld.so.cache") << "";
         EXPECT_TRUE(root.prepare());
-        auto v = root.versions() / k_version;
+        auto v = root.versions("linux-x86_64") / k_version;
         fs::create_directories(v / "lib64");
         std::ofstream(v / "lib64" / "libcudart.so.11.8.89") << "elf";
         std::ofstream(v / "lib64" / "libcudnn.so.8.6.0") << "elf";
@@ -93,7 +93,8 @@ TEST(Switch, SucceedsWhenTheCacheResolvesIntoTheVersion) {
     ASSERT_TRUE(out) << out.error().full_message();
     EXPECT_TRUE(out->changed);
     EXPECT_TRUE(out->ldconfig_ran);
-    EXPECT_EQ(fs::canonical(w.m.link()), fs::canonical(w.root.versions() / k_version));
+    EXPECT_EQ(fs::canonical(w.m.link()),
+              fs::canonical(w.root.versions("linux-x86_64") / k_version));
     std::ifstream conf(w.m.conf());
     std::string line;
     std::getline(conf, line);
@@ -187,7 +188,7 @@ TEST(Switch, ThirtyTwoBitEntriesDoNotCount) {
 TEST(Switch, ADamagedVersionRecordStopsTheSwitchBeforeAnythingChanges) {
     World w;
     w.ldconfig.listing = World::good_listing;
-    std::ofstream(w.root.versions() / k_version / store::k_version_record)
+    std::ofstream(w.root.versions("linux-x86_64") / k_version / store::k_version_record)
         << R"({"schema": "cudaenv.version/7"})";
     auto out = switch_global(w.root, w.m, k_version, {});
     ASSERT_FALSE(out);
@@ -199,7 +200,7 @@ TEST(Switch, ADamagedVersionRecordStopsTheSwitchBeforeAnythingChanges) {
 TEST(Switch, RefusesAVersionOtherUsersCannotReadAndChangesNothing) {
     World w;
     w.ldconfig.listing = World::good_listing;
-    auto lib = w.root.versions() / k_version / "lib64" / "libcudnn.so.8.6.0";
+    auto lib = w.root.versions("linux-x86_64") / k_version / "lib64" / "libcudnn.so.8.6.0";
     fs::permissions(lib, fs::perms(0600));
     auto out = switch_global(w.root, w.m, k_version, {});
     ASSERT_FALSE(out);
@@ -226,7 +227,7 @@ TEST(Switch, AVersionOnlyInTheMachineWideRootIsRoots) {
     World w;
     store::Root user{w.base / "user", {w.root.dir}};
     ASSERT_TRUE(user.prepare());
-    EXPECT_EQ(user.version_dir(k_version), w.root.versions() / k_version);
+    EXPECT_EQ(user.version_dir(k_version), w.root.versions("linux-x86_64") / k_version);
     auto out = switch_global(user, w.m, k_version, {});
     ASSERT_FALSE(out);
     EXPECT_EQ(out.error().code, ErrorCode::conflict);

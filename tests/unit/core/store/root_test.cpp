@@ -1,6 +1,7 @@
 // Root::sweep, run under the lock by every command that changes the root: it removes exactly
 // what killed runs leave, and nothing else.
 #include "core/fs.hpp"
+#include "core/store/records.hpp"
 #include "core/store/root.hpp"
 #include "core/store/state.hpp"
 #include "support/temp_dir.hpp"
@@ -88,15 +89,16 @@ TEST(Sweep, AResumeUntouchedForTwoWeeksGoes) {
 
 TEST(Layers, AVersionIsFoundInTheRootFirstThenItsUpstreams) {
     test::TempDir d;
-    d.write("sys/versions/11.8.0/.cudaenv-version.json", "{}");
-    d.write("sys/versions/12.4.1/.cudaenv-version.json", "{}");
-    d.write("sys/versions/13.0.0-half/lib64/x", ""); // no record: not a version
-    d.write("user/versions/12.4.1/.cudaenv-version.json", "{}");
+    d.write("sys/versions/linux-x86_64/11.8.0/.cudaenv-version.json", "{}");
+    d.write("sys/versions/linux-x86_64/12.4.1/.cudaenv-version.json", "{}");
+    d.write("sys/versions/linux-x86_64/13.0.0-half/lib64/x", ""); // no record: not a version
+    d.write("user/versions/linux-x86_64/12.4.1/.cudaenv-version.json", "{}");
     store::Root user{d.path() / "user", {d.path() / "sys"}};
     EXPECT_EQ(store::installed_versions(user), (std::vector<std::string>{"11.8.0", "12.4.1"}));
-    EXPECT_EQ(user.version_dir("11.8.0"), d.path() / "sys/versions/11.8.0");
-    EXPECT_EQ(user.version_dir("12.4.1"), d.path() / "user/versions/12.4.1"); // own first
-    EXPECT_EQ(user.version_dir("13.0.0-half"), d.path() / "user/versions/13.0.0-half");
+    EXPECT_EQ(user.version_dir("11.8.0"), d.path() / "sys/versions/linux-x86_64/11.8.0");
+    EXPECT_EQ(user.version_dir("12.4.1"),
+              d.path() / "user/versions/linux-x86_64/12.4.1"); // own first
+    EXPECT_EQ(user.version_dir("13.0.0-half"), d.path() / "user/versions/linux-x86_64/13.0.0-half");
     EXPECT_EQ(user.upstream_of("11.8.0"), d.path() / "sys");
     EXPECT_FALSE(user.upstream_of("12.4.1"));
     EXPECT_FALSE(user.upstream_of("../sys/versions/11.8.0"));
@@ -182,4 +184,115 @@ TEST(Layers, TheGlobalChoiceIsTheRootsOwnElseTheMachineWideRootsWhichOwnsTheLink
     EXPECT_FALSE(g->version);
     d.write("user/state.json", "{not json");
     EXPECT_FALSE(store::effective_global(user));
+}
+
+namespace {
+
+void write_version(test::TempDir& d,
+                   const std::string& rel,
+                   const std::string& name,
+                   const std::string& platform) {
+    store::VersionRecord rec{
+        name, name.substr(0, name.find('+')), "", "", "runtime", platform, 0, 0, {}};
+    d.write("root/" + rel + "/lib64/libcudart.so", "elf");
+    ASSERT_TRUE(store::write_version_record(d.path() / "root" / rel, rec));
+}
+
+store::HostPlatforms host_of(sys::HostKind kind, const std::string& soc = "") {
+    store::HostPlatforms p;
+    p.host = sys::HostMachine{kind, kind == sys::HostKind::x86_64 ? "x86_64" : "aarch64", {}};
+    if (kind == sys::HostKind::jetson) {
+        p.host.jetson = sys::Jetson{soc, "nvidia,tegra234", "36.4.3", "6"};
+    }
+    return p;
+}
+
+} // namespace
+
+TEST(Platforms, AVersionIsTheHostsWhenItsPlatformIsWhatTheHostTakesForItsCuda) {
+    auto x86 = host_of(sys::HostKind::x86_64);
+    auto grace = host_of(sys::HostKind::arm_server);
+    auto orin = host_of(sys::HostKind::jetson, "orin");
+    EXPECT_EQ(x86.of("11.8.0+cudnn8.6.0.163"), "linux-x86_64");
+    EXPECT_EQ(grace.of("12.4.1"), "linux-sbsa");
+    EXPECT_EQ(orin.of("12.6.3+cudnn9.5.1.17"), "linux-aarch64");
+    EXPECT_EQ(orin.of("13.2.0"), "linux-sbsa"); // with cuda_compat_orin
+    EXPECT_EQ(orin.of("13.0.1"), "");           // Thor only: no platform
+    EXPECT_EQ(x86.of("linux-sbsa"), "");        // no version name
+    EXPECT_EQ(x86.of("12"), "");
+    auto forced = x86;
+    forced.forced = "linux-sbsa";
+    EXPECT_EQ(forced.of("11.8.0"), "linux-sbsa");
+}
+
+TEST(Platforms, OneRootHoldsBothAndEachHostSeesItsOwn) {
+    test::TempDir d;
+    store::Root root{d.path() / "root", {}, host_of(sys::HostKind::x86_64)};
+    ASSERT_TRUE(root.prepare());
+    write_version(d, "versions/linux-x86_64/12.4.1", "12.4.1", "linux-x86_64");
+    write_version(d, "versions/linux-sbsa/12.4.1", "12.4.1", "linux-sbsa");
+    write_version(d, "versions/linux-sbsa/13.0.1", "13.0.1", "linux-sbsa");
+
+    EXPECT_EQ(store::installed_versions(root), std::vector<std::string>{"12.4.1"});
+    EXPECT_EQ(root.version_dir("12.4.1"), root.versions("linux-x86_64") / "12.4.1");
+    EXPECT_EQ(root.version_dir("12.4.1", "linux-sbsa"), root.versions("linux-sbsa") / "12.4.1");
+    EXPECT_EQ(store::other_platforms_of(root, "13.0.1"), std::vector<std::string>{"linux-sbsa"});
+    auto e = store::other_platform_error(root, "13.0.1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->code, ErrorCode::not_found);
+    EXPECT_EQ(e->message,
+              "version '13.0.1' is installed for linux-sbsa only; this host takes linux-x86_64 "
+              "for it");
+    EXPECT_FALSE(store::other_platform_error(root, "12.4.1"));
+    EXPECT_EQ(store::placed_versions(root).size(), 3u);
+
+    store::Root grace{root.dir, {}, host_of(sys::HostKind::arm_server)};
+    EXPECT_EQ(store::installed_versions(grace), (std::vector<std::string>{"12.4.1", "13.0.1"}));
+    EXPECT_EQ(grace.version_dir("12.4.1"), root.versions("linux-sbsa") / "12.4.1");
+}
+
+TEST(Platforms, MigrationMovesEachVersionAndLeavesItsOldPathALink) {
+    test::TempDir d;
+    store::Root root{d.path() / "root", {}, host_of(sys::HostKind::x86_64)};
+    ASSERT_TRUE(root.prepare());
+    write_version(d, "versions/11.8.0", "11.8.0", "linux-x86_64"); // the layout before platforms
+    write_version(d, "versions/12.4.1", "12.4.1", "linux-sbsa");
+    d.write("root/versions/12.6.3/.cudaenv-version.json", "{not json"); // unreadable: stays
+    // read as it is before the migration
+    EXPECT_EQ(root.version_dir("11.8.0"), root.versions() / "11.8.0");
+    EXPECT_EQ(store::installed_versions(root), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(store::other_platforms_of(root, "12.4.1"), std::vector<std::string>{"linux-sbsa"});
+
+    ASSERT_TRUE(root.migrate_layout());
+    EXPECT_EQ(root.version_dir("11.8.0"), root.versions("linux-x86_64") / "11.8.0");
+    EXPECT_TRUE(fs::is_directory(fs::symlink_status(root.versions("linux-x86_64") / "11.8.0")));
+    EXPECT_EQ(fs::read_symlink(root.versions() / "11.8.0"), "linux-x86_64/11.8.0");
+    EXPECT_EQ(fs::read_symlink(root.versions() / "12.4.1"), "linux-sbsa/12.4.1");
+    EXPECT_EQ(test::read_all(root.versions() / "11.8.0" / "lib64" / "libcudart.so"), "elf");
+    EXPECT_TRUE(fs::is_directory(fs::symlink_status(root.versions() / "12.6.3")));
+    EXPECT_EQ(store::installed_versions(root), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(store::placed_versions(root).size(), 2u); // each once: the links are not versions
+
+    // idempotent, and the sweep keeps the migration's links while their version is there
+    ASSERT_TRUE(root.migrate_layout());
+    root.sweep();
+    EXPECT_EQ(fs::read_symlink(root.versions() / "11.8.0"), "linux-x86_64/11.8.0");
+    fs::remove_all(root.versions("linux-sbsa") / "12.4.1");
+    root.sweep();
+    EXPECT_FALSE(there(root.versions() / "12.4.1")); // its version is gone: the link too
+    EXPECT_TRUE(there(root.versions() / "11.8.0"));
+}
+
+TEST(Platforms, AKilledMigrationsStrayLinkIsSweptAndTheNextRunFinishes) {
+    test::TempDir d;
+    store::Root root{d.path() / "root", {}, host_of(sys::HostKind::x86_64)};
+    ASSERT_TRUE(root.prepare());
+    write_version(d, "versions/11.8.0", "11.8.0", "linux-x86_64");
+    // killed after making the link where the folder goes, before the exchange
+    fs::create_directories(root.versions("linux-x86_64"));
+    fs::create_symlink("linux-x86_64/11.8.0", root.versions("linux-x86_64") / "11.8.0");
+    EXPECT_EQ(root.version_dir("11.8.0"), root.versions() / "11.8.0"); // still read
+    root.sweep();
+    EXPECT_TRUE(fs::is_directory(fs::symlink_status(root.versions("linux-x86_64") / "11.8.0")));
+    EXPECT_EQ(fs::read_symlink(root.versions() / "11.8.0"), "linux-x86_64/11.8.0");
 }
