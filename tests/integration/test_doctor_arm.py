@@ -1,19 +1,21 @@
-"""cudaenv doctor, built for x86_64, against arm64 fixture machines (tests/support/fixture_sysroot.py,
+"""cudaenv doctor against arm64 fixture machines (tests/support/fixture_sysroot.py,
 Machine(arch="arm64")): a GH200 Grace node with NVIDIA's arm64 debs, a Jetson Orin on JetPack 6
 (L4T R36) and a Jetson Thor on JetPack 7 (L4T R38). The doctor takes the machine's kind from the
 sysroot's own files (docs/doctor.md, "arm64, Jetson and Grace"), so its library folders, headers
-and toolkit targets are the arm64 ones though it runs on x86_64."""
+and toolkit targets are the arm64 ones whether it runs on x86_64 (the plain runs) or is the arm64
+build under qemu-user (.ci/arm64: the fixture libraries are then aarch64 ones)."""
 import json
 import os
 
 import pytest
 
 import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
+from conftest import PLATFORM
 
 
 @pytest.fixture(scope="session")
 def libs(tmp_path_factory):
-    return fixture_sysroot.Libs(tmp_path_factory.mktemp("doctor-arm-libs"))
+    return fixture_sysroot.Libs(tmp_path_factory.mktemp("doctor-arm-libs"), PLATFORM)
 
 
 def machine(cudaenv, libs, tmp_path, build):

@@ -83,7 +83,9 @@ CONF
 step "as root: cudaenv install tf-2.13 (into the machine-wide root), global, ldconfig"
 (umask 077 && cudaenv install tf-2.13)
 v=11.8.0+cudnn8.6.0.163
-[ -f "/opt/cudaenv/versions/$v/.cudaenv-version.json" ] || fail "not in /opt/cudaenv"
+# versions live in a folder per NVIDIA platform (docs/store.md): this machine's
+case "$(dpkg --print-architecture)" in arm64) plat=linux-sbsa ;; *) plat=linux-x86_64 ;; esac
+[ -f "/opt/cudaenv/versions/$plat/$v/.cudaenv-version.json" ] || fail "not in /opt/cudaenv"
 bad=$(find /opt/cudaenv/versions /opt/cudaenv/store \( -type d ! -perm 0755 \) -o \( -type f ! -perm 0444 ! -perm 0555 \) | head -n 3)
 [ -z "$bad" ] || fail "not world-readable and read-only (0444/0555) under umask 077: $bad"
 step "the machine had CUDA 12.4 from NVIDIA's runfile: /usr/local/cuda -> /usr/local/cuda-12.4/, its loader entry"
@@ -103,7 +105,7 @@ cudaenv global tf-2.13 2>/srv/global.txt; rc=$?
 set -e
 [ "$rc" = 7 ] && grep -q -- '--force' /srv/global.txt || fail "global over NVIDIA's link without --force: rc $rc"
 cudaenv global --force tf-2.13
-[ "$(readlink /usr/local/cuda)" = "/opt/cudaenv/versions/$v" ] || fail "/usr/local/cuda is $(readlink /usr/local/cuda)"
+[ "$(readlink /usr/local/cuda)" = "/opt/cudaenv/versions/$plat/$v" ] || fail "/usr/local/cuda is $(readlink /usr/local/cuda)"
 ldconfig -p | grep -q 'libcudart.so.11.0 .*=> /usr/local/cuda/lib64/' || fail "the real cache has no libcudart from /usr/local/cuda"
 cudaenv list
 cudaenv doctor --only cuda-link --only cudnn || true   # no GPU here: the driver layers fail
@@ -130,7 +132,7 @@ as_alice cudaenv uninstall "$v" 2>/srv/alice-rm.txt; rc=$?
 set -e
 cat /srv/alice-rm.txt
 [ "$rc" = 6 ] && grep -q 'needs root' /srv/alice-rm.txt || fail "alice's uninstall of a machine-wide version: rc $rc"
-[ -d "/opt/cudaenv/versions/$v" ] || fail "alice removed a machine-wide version"
+[ -d "/opt/cudaenv/versions/$plat/$v" ] || fail "alice removed a machine-wide version"
 as_alice cudaenv install tf-2.16
 [ -n "$(ls /home/alice/.cudaenv/versions)" ] || fail "alice's own version is not in her root"
 # a program alice links against the machine's CUDA loads it through the real loader and cache

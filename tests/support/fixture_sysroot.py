@@ -22,7 +22,9 @@ from pathlib import Path
 import fixture_mirror
 
 SUPPORT = Path(__file__).resolve().parent
-LDCONFIG = shutil.which("ldconfig") or "/sbin/ldconfig"
+# The ldconfig that builds a machine's cache: CUDAENV_TEST_LDCONFIG (.ci/arm64: Debian's arm64 one,
+# under qemu-user), else this machine's
+LDCONFIG = os.environ.get("CUDAENV_TEST_LDCONFIG") or shutil.which("ldconfig") or "/sbin/ldconfig"
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 CUDNN_LIBS = fixture_mirror.CUDNN_LIBS
 
@@ -59,12 +61,13 @@ class SigningKey:
 
 
 class Libs:
-    """Compiles each library once per test session and hands out copies."""
+    """Compiles each library once per test session and hands out copies, for the platform of the
+    cudaenv under test (the doctor's query children load them: an arm64 cudaenv, aarch64 ones)."""
 
-    def __init__(self, work):
+    def __init__(self, work, plat=fixture_mirror.PLATFORM):
         self.work = Path(work)
         self.work.mkdir(parents=True, exist_ok=True)
-        self.compiler = fixture_mirror.Compiler(self.work)
+        self.compiler = fixture_mirror.Compiler(self.work, plat)
         self.cache = {}
 
     def build(self, out, soname, source, defines=()):
