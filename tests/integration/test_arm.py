@@ -128,7 +128,7 @@ def test_one_root_serves_x86_and_arm_hosts_each_its_own(arm_mirror, tmp_path):
         listed = h.json("list")
         assert [v["version"] for v in listed["versions"]] == [TF216], listed
         # exec runs the host's own build: the runtime its CUDA_HOME holds is its architecture
-        p = h("exec", "-v", "12.4", "--", "sh", "-c", 'echo "$CUDA_HOME"')
+        p = h("exec", "--", "sh", "-c", 'echo "$CUDA_HOME"', env={"CUDAENV_VERSION": "12.4"})
         assert p.returncode == 0, p
         home = Path(p.stdout.strip())
         assert elf_machine(home / "lib64" / "libcudart.so.12.4.127") == arch, home
@@ -137,7 +137,7 @@ def test_one_root_serves_x86_and_arm_hosts_each_its_own(arm_mirror, tmp_path):
     assert not version_dir(root, "linux-x86_64", TF216).exists()
     assert [v["version"] for v in grace.json("list")["versions"]] == [TF216]
     assert x86.json("list")["versions"] == []
-    p = x86("exec", "-v", TF216, "--", "true")
+    p = x86("exec", "--", "true", env={"CUDAENV_VERSION": TF216})
     assert p.returncode != 0 and "linux-sbsa" in p.stderr, p
 
 
@@ -162,8 +162,9 @@ def test_jetson_orin_takes_linux_aarch64_and_cuda13_through_compat_orin(arm_mirr
     assert p.returncode == 0, p
     d13 = version_dir(tmp_path / "root", "linux-sbsa", "13.4.2")
     assert (d13 / "compat_orin").is_dir(), sorted(x.name for x in d13.iterdir())
-    env = orin("env", "-v", "13.4").stdout
-    assert f"{d13}/compat_orin" in env.split("LD_LIBRARY_PATH=", 1)[1].split("\n", 1)[0].split(":")[0], env
+    p = orin("exec", "--", "sh", "-c", 'echo "$LD_LIBRARY_PATH"', env={"CUDAENV_VERSION": "13.4"})
+    assert p.returncode == 0, p
+    assert p.stdout.strip().split(":")[0] == f"{d13}/compat_orin", p.stdout
 
 
 def test_jetson_thor_takes_sbsa_from_cuda_13_and_refuses_12(arm_mirror, tmp_path):

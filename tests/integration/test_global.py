@@ -250,7 +250,9 @@ def test_umask_077_still_gives_a_world_readable_conf(machine):
 
 def test_the_real_loader_follows_the_switch(machine, tmp_path):
     """Inside a private mount namespace, the sysroot's /etc and /usr/local are the machine's: a
-    program linked against libcudart resolves through the ld.so cache into the global version."""
+    program linked against libcudart resolves through the ld.so cache into the global version. The
+    program's own loader lists what it loads (LD_TRACE_LOADED_OBJECTS: ldd's way, for whatever
+    architecture the program is: the arm64 loader under qemu-user in .ci/arm64)."""
     if not shutil.which("unshare"):
         pytest.skip("needs unshare")
     s = machine.sysroot
@@ -264,7 +266,7 @@ def test_the_real_loader_follows_the_switch(machine, tmp_path):
     def run_inside(program):
         script = (f'mount --make-rprivate / && mount -t tmpfs tmpfs /opt && mkdir /opt/cudaenv && '
                   f'mount --bind "{machine.root}" /opt/cudaenv && mount --bind "{s}/usr/local" /usr/local && '
-                  f'mount --bind "{s}/etc" /etc && ldd "{program}" | grep cudart; "{program}"')
+                  f'mount --bind "{s}/etc" /etc && LD_TRACE_LOADED_OBJECTS=1 "{program}" | grep cudart; "{program}"')
         return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
 
     assert machine("global", "tf-2.13").rc == 0

@@ -280,7 +280,7 @@ def test_manifest_without_hash_fails_closed(inst, tmp_path):
     man = tmp_path / "man"
     shutil.copytree(inst.fixture / "manifests", man)
     doc = json.loads((man / "cuda" / "11.8.0.json").read_text())
-    del doc["components"]["cuda_cudart"]["platforms"]["linux-x86_64"]["sha256"]
+    del doc["components"]["cuda_cudart"]["platforms"][PLATFORM]["sha256"]
     (man / "cuda" / "11.8.0.json").write_text(json.dumps(doc))
     inst.env["CUDAENV_MANIFESTS"] = str(man)
     assert_one_line_error(inst("install", "11.8"), 4)
@@ -376,7 +376,7 @@ def test_a_broken_library_on_ld_library_path_is_an_error_not_an_abort(inst, tmp_
     else:
         src = d / "x.c"
         src.write_text("int cudaenv_nothing_here(void) { return 0; }\n")
-        subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", str(lib), str(src),
+        subprocess.run([CC, "-shared", "-fPIC", "-o", str(lib), str(src),
                         "-Wl,-soname,libarchive.so.13"], check=True)
     before = snapshot(inst.root)
     res = inst("install", "11.8", env={"LD_LIBRARY_PATH": str(d)})

@@ -6,11 +6,12 @@ import os
 import shutil
 from pathlib import Path
 
-from conftest import assert_one_line_error
+from conftest import PLATFORM, assert_one_line_error
 
 TF213 = "11.8.0+cudnn8.6.0.163"
-X86 = "linux-x86_64"
-SBSA = "linux-sbsa"
+# this host's platform (the binary's own) and another one
+HOST = PLATFORM
+OTHER = "linux-sbsa" if PLATFORM == "linux-x86_64" else "linux-x86_64"
 
 
 def to_old_layout(root):
@@ -35,21 +36,21 @@ def assert_migrated(root, versions):
     """Every version in versions/<platform>/<name>, each old path a relative link to it, nothing
     else left in versions/."""
     top = {p.name for p in (root / "versions").iterdir()}
-    assert top == set(versions) | {X86}, top
+    assert top == set(versions) | {HOST}, top
     for v in versions:
-        assert (root / "versions" / X86 / v / ".cudaenv-version.json").is_file()
-        assert not (root / "versions" / X86 / v).is_symlink()
-        assert os.readlink(root / "versions" / v) == f"{X86}/{v}"
-    assert sorted(p.name for p in (root / "versions" / X86).iterdir()) == sorted(versions)
+        assert (root / "versions" / HOST / v / ".cudaenv-version.json").is_file()
+        assert not (root / "versions" / HOST / v).is_symlink()
+        assert os.readlink(root / "versions" / v) == f"{HOST}/{v}"
+    assert sorted(p.name for p in (root / "versions" / HOST).iterdir()) == sorted(versions)
 
 
 def test_install_lays_out_versions_by_platform(inst):
     res = inst("install", "11.8", "--json")
     assert res.rc == 0, res
     prefix = Path(res.json()["versions"][0]["prefix"])
-    assert prefix == inst.root / "versions" / X86 / "11.8.0"
-    assert json.loads((prefix / ".cudaenv-version.json").read_text())["platform"] == X86
-    assert [p.name for p in (inst.root / "versions").iterdir()] == [X86]
+    assert prefix == inst.root / "versions" / HOST / "11.8.0"
+    assert json.loads((prefix / ".cudaenv-version.json").read_text())["platform"] == HOST
+    assert [p.name for p in (inst.root / "versions").iterdir()] == [HOST]
     assert inst("prefix", "11.8").out.strip() == str(prefix)
 
 
@@ -70,13 +71,13 @@ def test_an_old_root_is_read_as_it_is_and_migrated_by_global(machine):
     res = machine("global", "tf-2.13")
     assert res.rc == 0, res
     assert_migrated(root, [TF213, TF216])
-    assert link(s) == f"/opt/cudaenv/versions/{X86}/{TF213}"
+    assert link(s) == f"/opt/cudaenv/versions/{HOST}/{TF213}"
     assert (s / link(s).lstrip("/") / "lib64" / "libcudart.so.11.0").exists()
     # the old absolute paths (a user's shell, a modulefile, a pin) still reach the same version
-    assert os.path.realpath(old) == str(root / "versions" / X86 / TF213)
+    assert os.path.realpath(old) == str(root / "versions" / HOST / TF213)
     assert (old / "lib64" / "libcudart.so.11.0").exists()
     assert names(machine("list", "--json")) == [TF213, TF216]
-    assert machine("prefix", "tf-2.16").out.strip() == str(root / "versions" / X86 / TF216)
+    assert machine("prefix", "tf-2.16").out.strip() == str(root / "versions" / HOST / TF216)
     ran = machine("exec", "--", "nvcc", "--version", env={"CUDAENV_VERSION": "tf-2.16"})
     assert ran.rc == 0 and "release 12.4" in ran.out, ran
     # uninstall takes the version and its old path's link; the other stays
@@ -122,37 +123,37 @@ def test_a_read_only_upstream_in_the_old_layout_is_read_never_migrated(inst, tmp
     assert inst("gc", env=env).rc == 0
     assert (machine_wide / "versions" / "11.8.0").is_dir()
     assert not (machine_wide / "versions" / "11.8.0").is_symlink()
-    assert not (machine_wide / "versions" / X86).exists()
+    assert not (machine_wide / "versions" / HOST).exists()
 
 
 def sbsa_manifests(inst, tmp_path):
-    """The fixture's manifests with CUDA 11.8.0 published for linux-sbsa as well (the same
+    """The fixture's manifests with CUDA 11.8.0 published for the other platform as well (the same
     archives: what matters here is where each platform's copy lives)."""
     man = tmp_path / "manifests"
     shutil.copytree(inst.fixture / "manifests", man)
     doc_path = man / "cuda" / "11.8.0.json"
     doc = json.loads(doc_path.read_text())
     for comp in doc["components"].values():
-        if X86 in comp["platforms"]:
-            comp["platforms"][SBSA] = comp["platforms"][X86]
+        if HOST in comp["platforms"]:
+            comp["platforms"][OTHER] = comp["platforms"][HOST]
     doc_path.write_text(json.dumps(doc, indent=2))
     inst.env["CUDAENV_MANIFESTS"] = str(man)
 
 
 def test_one_root_serves_both_platforms(inst, tmp_path):
     sbsa_manifests(inst, tmp_path)
-    arm = {"CUDAENV_PLATFORM": SBSA}
+    arm = {"CUDAENV_PLATFORM": OTHER}
     assert inst("install", "11.8").rc == 0
     # --platform: resolve takes it (CUDAENV_PLATFORM there is the platforms branch's); the root too
-    res = inst("install", "11.8", "--platform", SBSA, "--json")
+    res = inst("install", "11.8", "--platform", OTHER, "--json")
     assert res.rc == 0, res
     assert res.json()["changed"] is True  # not "already installed": the other platform's copy
-    x86_dir = inst.root / "versions" / X86 / "11.8.0"
-    arm_dir = inst.root / "versions" / SBSA / "11.8.0"
-    assert json.loads((arm_dir / ".cudaenv-version.json").read_text())["platform"] == SBSA
-    assert json.loads((x86_dir / ".cudaenv-version.json").read_text())["platform"] == X86
+    x86_dir = inst.root / "versions" / HOST / "11.8.0"
+    arm_dir = inst.root / "versions" / OTHER / "11.8.0"
+    assert json.loads((arm_dir / ".cudaenv-version.json").read_text())["platform"] == OTHER
+    assert json.loads((x86_dir / ".cudaenv-version.json").read_text())["platform"] == HOST
     # each host sees and selects its own
-    for env, mine, other in ((None, X86, SBSA), (arm, SBSA, X86)):
+    for env, mine, other in ((None, HOST, OTHER), (arm, OTHER, HOST)):
         doc = inst("list", "--json", env=env).json()
         assert [(v["version"], v["platform"]) for v in doc["versions"]] == [("11.8.0", mine)]
         assert doc["platform"] == mine and doc["other_platforms"] == {other: 1}
@@ -171,9 +172,9 @@ def test_one_root_serves_both_platforms(inst, tmp_path):
                      (("uninstall", "11.8.0"), None), (("verify", "11.8.0"), None)):
         res = inst(*cmd, env=env)
         assert_one_line_error(res, 9)
-        assert f"installed for {SBSA} only; this host takes {X86}" in res.err, res
+        assert f"installed for {OTHER} only; this host takes {HOST}" in res.err, res
     assert inst("install", "11.8").rc == 0
     assert inst("uninstall", "11.8.0", "--json", env=arm).rc == 0
     assert (x86_dir / "lib64" / "libcudart.so.11.8.89").is_file() and not arm_dir.exists()
     assert names(inst("list", "--json", env=arm)) == []
-    assert not (inst.root / "versions" / SBSA).exists()  # an empty platform folder goes too
+    assert not (inst.root / "versions" / OTHER).exists()  # an empty platform folder goes too

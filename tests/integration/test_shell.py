@@ -130,13 +130,13 @@ def test_shell_then_the_same_line_sees_the_new_environment(env, shell):
     glue = "; and " if shell == "fish" else " && "
     init = f'"{EXE}" init - fish | source' if shell == "fish" else f'eval "$("{EXE}" init - {shell})"'
     out = sh(shell, f'{init}; cudaenv shell tf-2.16{glue}echo "H=$CUDA_HOME"', env, cwd=env.tmp)
-    assert f"H={env.root / 'versions' / 'linux-x86_64' / TF216}" in out.stdout.splitlines(), out
+    assert f"H={env.root / 'versions' / PLATFORM / TF216}" in out.stdout.splitlines(), out
 
 
 def test_zsh_cd_and_command_on_one_line_see_the_projects_environment(env):
     # zsh runs the hook on every directory change (chpwd), not only at the prompt
     out = sh("zsh", f'eval "$("{EXE}" init - zsh)"; cd {env.proj} && echo "H=$CUDA_HOME"', env, cwd=env.tmp)
-    assert f"H={env.root / 'versions' / 'linux-x86_64' / TF213}" in out.stdout.splitlines(), out
+    assert f"H={env.root / 'versions' / PLATFORM / TF213}" in out.stdout.splitlines(), out
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
@@ -153,7 +153,7 @@ def test_hook_says_a_broken_pin_once_per_directory(env, shell, tmp_path):
     assert out.stderr.count("version '12.9' is not installed") == 1, out
     assert out.stderr.count("version '10.2' is not installed") == 1, out
     assert "help: cudaenv install 12.9" in out.stderr
-    assert f"H={env.root / 'versions' / 'linux-x86_64' / TF213}" in out.stdout  # and a good pin still applies
+    assert f"H={env.root / 'versions' / PLATFORM / TF213}" in out.stdout  # and a good pin still applies
 
 
 def test_hook_in_an_interactive_bash_through_a_terminal(env):
@@ -180,7 +180,7 @@ def test_hook_in_an_interactive_bash_through_a_terminal(env):
         send(f"cd {env.proj}\n")
         send('echo "HOME=[$CUDA_HOME]"\n')
         out = read_until("HOME=[/")
-        assert f"HOME=[{env.root}/versions/linux-x86_64/{TF213}]" in out
+        assert f"HOME=[{env.root}/versions/{PLATFORM}/{TF213}]" in out
         send("exit\n")
     finally:
         os.close(fd)

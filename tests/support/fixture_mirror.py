@@ -151,6 +151,7 @@ CUDNN_REDIST = {
     "9.1.1.17": {"label": "9.1.1", "variants": ["12"], "libdir": "lib", "nested": "lib/engines", "date": "2024-05-01"},
 }
 # The old layout: cuda/include + cuda/lib64, gzip
+# (NVIDIA's SBSA file of the same release: cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz, TGZ_PATHS)
 CUDNN_TGZ = {"version": "8.2.4.15", "cuda": "11.4",
              "path": "redist/cudnn/v8.2.4/cudnn-11.4-linux-x64-v8.2.4.15.tgz"}
 
@@ -394,14 +395,18 @@ def build_cudnn_redist(compilers, mirror, version, spec):
     return label, text
 
 
-def build_cudnn_tgz(compiler, mirror):
+TGZ_PATHS = {"linux-x86_64": CUDNN_TGZ["path"],
+             "linux-sbsa": "redist/cudnn/v8.2.4/cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz"}
+
+
+def build_cudnn_tgz(compiler, mirror, plat=PLATFORM):
     v = CUDNN_TGZ["version"]
     files = [("NVIDIA_SLA_cuDNN_Support.txt", b"fixture\n", 0o644, "file", None)]
     files += lib_files(compiler, "lib64", cudnn_lib_specs(v))
     files.append(("lib64/libcudnn_static.a", b"!<arch>\n", 0o644, "file", None))
     files.append(("include/cudnn_version.h", cudnn_header(v), 0o644, "file", None))
     files.append(("include/cudnn.h", b"#include \"cudnn_version.h\"\n", 0o644, "file", None))
-    out = mirror / CUDNN_TGZ["path"]
+    out = mirror / TGZ_PATHS[plat]
     write_archive(out, "cuda", files, compression="gz")
     return sha256(out), out.stat().st_size
 
@@ -446,7 +451,6 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
         d.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as work:
         ccs = {p: Compiler(work, p) for p in platforms}
-        cc = ccs.get(PLATFORM) or Compiler(work, PLATFORM)  # the old tgz layout: x86_64 only
         for version, spec in CUDA.items():
             text = build_cuda(ccs, mirror, version, spec)
             (ref / f"cuda-redistrib_{version}.json").write_text(text)
@@ -464,10 +468,13 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
                 label, text = build_cudnn_redist(ccs, mirror, version, spec)
                 (ref / f"cudnn-redistrib_{label}.json").write_text(text)  # not in facts.json
             (ref / "cudaenv-supplement.json").write_text(json.dumps(supplement(), indent=2))
-        sha, size = build_cudnn_tgz(cc, mirror)
+        # the old tgz layout: x86_64 and SBSA files (Jetson's came with JetPack, not as a tgz)
+        tgz = {}
+        for plat in [p for p in TGZ_PATHS if p in ccs] or [PLATFORM]:
+            sha, size = build_cudnn_tgz(ccs.get(plat) or Compiler(work, plat), mirror, plat)
+            tgz[plat] = {"url": f"{NVIDIA}/{TGZ_PATHS[plat]}", "sha256": sha, "size": str(size)}
         cudnn_entries.append({"version": CUDNN_TGZ["version"], "builds": [
-            {"cuda": CUDNN_TGZ["cuda"], "platforms": {PLATFORM: {
-                "url": f"{NVIDIA}/{CUDNN_TGZ['path']}", "sha256": sha, "size": str(size)}}}]})
+            {"cuda": CUDNN_TGZ["cuda"], "platforms": tgz}]})
     doc = facts(list(CUDA), cudnn_entries)
     if newer:
         doc["cuda_minor_version_compatibility"]["13.x"] = {"first_release_linux_min": "580.65.06 (CUDA 13.0 GA, Table 3)"}

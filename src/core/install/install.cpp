@@ -51,7 +51,9 @@ std::string basename_of(const std::string& path) {
 
 /// A component version cudaenv already has must keep its hash (docs/reliability.md D15): NVIDIA
 /// never republishes a version with other bytes, so a different hash means a tampered or confused
-/// mirror or manifest.
+/// mirror or manifest. The same version's other builds are other files, which NVIDIA's names
+/// tell apart (another platform -- one root serving x86_64 and Grace hosts --, another CUDA
+/// variant of a cuDNN): only an entry downloaded as the same file counts.
 Status refuse_changed_hash(const store::Root& root, const Job& j) {
     std::string prefix = j.archive.component + "-" + j.archive.version.str() + "-";
     std::string same = prefix + j.archive.artifact.sha256.substr(0, 12); // other profiles' too
@@ -60,6 +62,10 @@ Status refuse_changed_hash(const store::Root& root, const Job& j) {
         std::string name = it->path().filename().string();
         if (name.rfind(prefix, 0) != 0 || name.rfind(same, 0) == 0 ||
             !fs::exists(it->path() / store::k_complete_record, ec)) {
+            continue;
+        }
+        if (auto rec = store::read_store_record(it->path());
+            rec && basename_of(rec->source) != basename_of(j.url)) {
             continue;
         }
         return Error(ErrorCode::integrity,
