@@ -75,7 +75,11 @@ def source_files():
                 if p.is_file() and not p.is_symlink():
                     files.append(("cuda_" + sub, p))  # kept at its path below real/sub
     else:
-        libs = sorted(p for p in Path("/usr/lib", fixture_mirror.MULTIARCH[fixture_mirror.ARCH[PLATFORM]]).rglob("*.so*") if p.is_file() and not p.is_symlink())
+        # the machine's own libraries for the platform of the cudaenv under test (an arm64 build:
+        # the :arm64 ones multiarch installed); plugins in subfolders (gconv's EUC-CN.so needs its
+        # libGB.so beside it) would not load from lib64, which cudaenv checks
+        multiarch = Path("/usr/lib", fixture_mirror.MULTIARCH[fixture_mirror.ARCH[PLATFORM]])
+        libs = sorted(p for p in multiarch.glob("*.so*") if p.is_file() and not p.is_symlink())
         names = list(LIB_GROUPS)
         files = [(names[i % len(names)], p) for i, p in enumerate(libs)]
     return files
@@ -134,7 +138,9 @@ def build_payload(out):
 
 
 def payload(cudaenv):
-    out = HERE / (".payload-smoke" if SMOKE else ".payload")
+    # one payload per platform: an arm64 cudaenv's is made of aarch64 libraries, in linux-sbsa paths
+    out = HERE / ((".payload-smoke" if SMOKE else ".payload") +
+                  ("" if PLATFORM == "linux-x86_64" else "-" + PLATFORM))
     if not (out / "uncompressed_bytes").exists():
         print("building the payload once (xz -6 takes minutes)...", file=sys.stderr)
         build_payload(out)

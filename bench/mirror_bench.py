@@ -21,6 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import install_bench  # noqa: E402
 from install_bench import VERSION, payload, timed  # noqa: E402
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 from nginx import NGINX, Nginx  # noqa: E402
@@ -36,6 +37,7 @@ def main():
     if not NGINX:
         raise SystemExit("nginx is needed (apt install nginx-light)")
     cudaenv = str(Path(args.cudaenv).resolve())
+    install_bench.PLATFORM = install_bench.fixture_mirror.binary_platform(cudaenv)  # the payload's
     out = payload(cudaenv)
     rows = []
     with tempfile.TemporaryDirectory(dir=HERE) as tmp:
