@@ -4,6 +4,7 @@
 #include "core/fs.hpp"
 #include "core/store/records.hpp"
 #include "core/store/state.hpp"
+#include "support/platform.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -52,12 +53,12 @@ struct World {
         fs::create_directories(base / "sys" / "sbin");
         std::ofstream(base / "sys" / "etc" / "ld.so.cache") << "";
         EXPECT_TRUE(root.prepare());
-        auto v = root.versions("linux-x86_64") / k_version;
+        auto v = root.versions(test::native_platform()) / k_version;
         fs::create_directories(v / "lib64");
         std::ofstream(v / "lib64" / "libcudart.so.11.8.89") << "elf";
         std::ofstream(v / "lib64" / "libcudnn.so.8.6.0") << "elf";
         store::VersionRecord rec{
-            k_version, "11.8.0", "8.6.0.163", "11", "runtime", "linux-x86_64", 2, 6, {}};
+            k_version, "11.8.0", "8.6.0.163", "11", "runtime", test::native_platform(), 2, 6, {}};
         EXPECT_TRUE(store::write_version_record(v, rec));
         m.sysroot = fs::canonical(base / "sys");
         m.ldconfig = "/sbin/ldconfig";
@@ -94,7 +95,7 @@ TEST(Switch, SucceedsWhenTheCacheResolvesIntoTheVersion) {
     EXPECT_TRUE(out->changed);
     EXPECT_TRUE(out->ldconfig_ran);
     EXPECT_EQ(fs::canonical(w.m.link()),
-              fs::canonical(w.root.versions("linux-x86_64") / k_version));
+              fs::canonical(w.root.versions(test::native_platform()) / k_version));
     std::ifstream conf(w.m.conf());
     std::string line;
     std::getline(conf, line);
@@ -188,7 +189,7 @@ TEST(Switch, ThirtyTwoBitEntriesDoNotCount) {
 TEST(Switch, ADamagedVersionRecordStopsTheSwitchBeforeAnythingChanges) {
     World w;
     w.ldconfig.listing = World::good_listing;
-    std::ofstream(w.root.versions("linux-x86_64") / k_version / store::k_version_record)
+    std::ofstream(w.root.versions(test::native_platform()) / k_version / store::k_version_record)
         << R"({"schema": "cudaenv.version/7"})";
     auto out = switch_global(w.root, w.m, k_version, {});
     ASSERT_FALSE(out);
@@ -200,7 +201,7 @@ TEST(Switch, ADamagedVersionRecordStopsTheSwitchBeforeAnythingChanges) {
 TEST(Switch, RefusesAVersionOtherUsersCannotReadAndChangesNothing) {
     World w;
     w.ldconfig.listing = World::good_listing;
-    auto lib = w.root.versions("linux-x86_64") / k_version / "lib64" / "libcudnn.so.8.6.0";
+    auto lib = w.root.versions(test::native_platform()) / k_version / "lib64" / "libcudnn.so.8.6.0";
     fs::permissions(lib, fs::perms(0600));
     auto out = switch_global(w.root, w.m, k_version, {});
     ASSERT_FALSE(out);
@@ -227,7 +228,7 @@ TEST(Switch, AVersionOnlyInTheMachineWideRootIsRoots) {
     World w;
     store::Root user{w.base / "user", {w.root.dir}};
     ASSERT_TRUE(user.prepare());
-    EXPECT_EQ(user.version_dir(k_version), w.root.versions("linux-x86_64") / k_version);
+    EXPECT_EQ(user.version_dir(k_version), w.root.versions(test::native_platform()) / k_version);
     auto out = switch_global(user, w.m, k_version, {});
     ASSERT_FALSE(out);
     EXPECT_EQ(out.error().code, ErrorCode::conflict);

@@ -6,6 +6,7 @@
 #include "core/store/records.hpp"
 #include "core/store/state.hpp"
 #include "support/catalogs.hpp"
+#include "support/platform.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +37,7 @@ void add_version(const fs::path& root_dir, const std::string& name, const std::s
     r.name = name;
     r.cuda = cuda;
     r.profile = "runtime";
-    r.platform = "linux-x86_64";
+    r.platform = test::native_platform();
     ASSERT_TRUE(store::write_version_record(dir, r));
 }
 

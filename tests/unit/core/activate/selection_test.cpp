@@ -6,6 +6,7 @@
 #include "core/store/records.hpp"
 #include "core/store/state.hpp"
 #include "support/catalogs.hpp"
+#include "support/platform.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -44,7 +45,7 @@ void add_version(const fs::path& root_dir,
     r.cuda = cuda;
     r.cudnn = cudnn;
     r.profile = "runtime";
-    r.platform = "linux-x86_64";
+    r.platform = test::native_platform();
     ASSERT_TRUE(store::write_version_record(dir, r));
 }
 

@@ -8,6 +8,7 @@
 #include "core/sha256.hpp"
 #include "core/store/lock.hpp"
 #include "core/store/records.hpp"
+#include "support/platform.hpp"
 #include "support/tar_writer.hpp"
 #include "support/temp_dir.hpp"
 
@@ -78,7 +79,7 @@ std::string noise(std::size_t n, unsigned seed) {
     return s;
 }
 
-constexpr const char* k_platform = "linux-x86_64";
+const std::string k_platform = test::native_platform();
 constexpr const char* k_cudart_top = "cuda_cudart-linux-x86_64-11.8.89-archive";
 constexpr const char* k_cudnn_top = "cudnn-linux-x86_64-8.6.0.163_cuda11-archive";
 
@@ -306,7 +307,7 @@ TEST_F(Install, PublishesAComposedVersionAndItsStoreEntries) {
     ASSERT_TRUE(got) << got.error().full_message();
     EXPECT_TRUE(got->changed);
     EXPECT_EQ(got->version, k_with_cudnn);
-    EXPECT_EQ(got->prefix, root.versions("linux-x86_64") / k_with_cudnn);
+    EXPECT_EQ(got->prefix, root.versions(test::native_platform()) / k_with_cudnn);
     EXPECT_EQ(got->downloaded_bytes, cudart.size() + cudnn.size());
     ASSERT_EQ(got->archives.size(), 2u);
     EXPECT_EQ(got->archives[0].store_entry, cudart_entry());
@@ -315,7 +316,8 @@ TEST_F(Install, PublishesAComposedVersionAndItsStoreEntries) {
 
     // the version: lib -> lib64, cuDNN flattened beside cudart, LICENSE left in the store
     fs::path v = got->prefix;
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{k_with_cudnn});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())),
+              std::vector<std::string>{k_with_cudnn});
     EXPECT_TRUE(fs::is_directory(v / "lib64"));
     EXPECT_EQ(test::read_all(v / "lib64/libcudart.so.11.8.89"), "not really ELF");
     EXPECT_EQ(fs::read_symlink(v / "lib64/libcudart.so.11.0"), "libcudart.so.11.8.89");
@@ -370,29 +372,29 @@ TEST_F(Install, AgainChangesNothingAndDownloadsNothing) {
     auto first = install::install(root, with_cudnn(), options);
     ASSERT_TRUE(first) << first.error().full_message();
     auto requests = mirror.requests();
-    auto record_before =
-        test::read_all(root.versions("linux-x86_64") / k_with_cudnn / store::k_version_record);
+    auto record_before = test::read_all(root.versions(test::native_platform()) / k_with_cudnn /
+                                        store::k_version_record);
 
     struct stat before {}; // the same folder afterwards, not a new one
 
-    ASSERT_EQ(::stat((root.versions("linux-x86_64") / k_with_cudnn).c_str(), &before), 0);
+    ASSERT_EQ(::stat((root.versions(test::native_platform()) / k_with_cudnn).c_str(), &before), 0);
 
     std::vector<install::Event> events;
     auto again = install_keeping(with_cudnn(), events);
     ASSERT_TRUE(again) << again.error().full_message();
     EXPECT_FALSE(again->changed);
     EXPECT_EQ(again->downloaded_bytes, 0u);
-    EXPECT_EQ(again->prefix, root.versions("linux-x86_64") / k_with_cudnn);
+    EXPECT_EQ(again->prefix, root.versions(test::native_platform()) / k_with_cudnn);
     EXPECT_EQ(mirror.requests(), requests);
     EXPECT_TRUE(events.empty()); // covered before any archive is looked at
 
     struct stat after {};
 
-    ASSERT_EQ(::stat((root.versions("linux-x86_64") / k_with_cudnn).c_str(), &after), 0);
+    ASSERT_EQ(::stat((root.versions(test::native_platform()) / k_with_cudnn).c_str(), &after), 0);
     EXPECT_EQ(after.st_ino, before.st_ino);
-    EXPECT_EQ(
-        test::read_all(root.versions("linux-x86_64") / k_with_cudnn / store::k_version_record),
-        record_before);
+    EXPECT_EQ(test::read_all(root.versions(test::native_platform()) / k_with_cudnn /
+                             store::k_version_record),
+              record_before);
     expect_no_stages();
 }
 
@@ -416,12 +418,12 @@ TEST_F(Install, ASecondVersionReusesTheStoreEntryItShares) {
     for (std::size_t i = 1; i < events.size(); ++i) {
         EXPECT_EQ(events[i].component, "cudnn") << i;
     }
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")),
+    EXPECT_EQ(names_in(root.versions(test::native_platform())),
               (std::vector<std::string>{"11.8.0", k_with_cudnn}));
     // both versions link the one store copy
-    EXPECT_TRUE(fs::equivalent(root.versions("linux-x86_64") / "11.8.0/lib64/libcudart.so.11.8.89",
-                               root.versions("linux-x86_64") / k_with_cudnn /
-                                   "lib64/libcudart.so.11.8.89"));
+    EXPECT_TRUE(fs::equivalent(
+        root.versions(test::native_platform()) / "11.8.0/lib64/libcudart.so.11.8.89",
+        root.versions(test::native_platform()) / k_with_cudnn / "lib64/libcudart.so.11.8.89"));
 }
 
 TEST_F(Install, EventsFollowEachArchiveFromDownloadToDone) {
@@ -465,7 +467,7 @@ TEST_F(Install, AWrongHashPublishesNothingAndKeepsWhatWasThere) {
     ASSERT_TRUE(install::install(root, cuda_only(), options));
     auto store_before = names_in(root.store());
     auto record_before =
-        test::read_all(root.versions("linux-x86_64") / "11.8.0" / store::k_version_record);
+        test::read_all(root.versions(test::native_platform()) / "11.8.0" / store::k_version_record);
 
     // the mirror serves other bytes than the manifest pins for cuDNN: a valid archive of the
     // same size, so only the hash tells them apart
@@ -478,10 +480,11 @@ TEST_F(Install, AWrongHashPublishesNothingAndKeepsWhatWasThere) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
     EXPECT_EQ(exit_code(got.error().code), 4);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{"11.8.0"});
     EXPECT_EQ(names_in(root.store()), store_before);
-    EXPECT_EQ(test::read_all(root.versions("linux-x86_64") / "11.8.0" / store::k_version_record),
-              record_before);
+    EXPECT_EQ(
+        test::read_all(root.versions(test::native_platform()) / "11.8.0" / store::k_version_record),
+        record_before);
     EXPECT_FALSE(fs::exists(root.downloads() / sha256_hex(cudnn)));
     EXPECT_FALSE(fs::exists(root.downloads() / (sha256_hex(cudnn) + ".partial")));
     EXPECT_FALSE(fs::exists(root.store() / cudnn_entry()));
@@ -501,7 +504,7 @@ TEST_F(Install, AHostileArchiveWithAMatchingHashIsRefusedAndNotKept) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::unsafe_archive) << got.error().full_message();
     EXPECT_EQ(exit_code(got.error().code), 5);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     EXPECT_FALSE(fs::exists(root.store() / cudnn_entry()));
     EXPECT_FALSE(fs::exists(tmp.path() / "escaped"));
     EXPECT_FALSE(fs::exists(root.dir / "escaped"));
@@ -526,7 +529,7 @@ TEST_F(Install, AnAbsoluteEntryIsRefusedToo) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::unsafe_archive) << got.error().full_message();
     EXPECT_FALSE(fs::exists("/tmp/cudaenv-install-test-absolute"));
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     EXPECT_FALSE(fs::exists(root.downloads() / sha256_hex(cudnn)));
     expect_no_stages();
 }
@@ -541,7 +544,7 @@ TEST_F(Install, AServerFailingOnTheSecondArchivePublishesNoVersion) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::network) << got.error().full_message();
     EXPECT_EQ(mirror.hits(cudnn_path()), static_cast<std::size_t>(options.policy.max_attempts));
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     // the finished archive's entry is complete, so it may stay; the failed one has none
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
     EXPECT_TRUE(store::read_store_record(root.store() / cudart_entry()));
@@ -553,7 +556,8 @@ TEST_F(Install, AServerFailingOnTheSecondArchivePublishesNoVersion) {
     ASSERT_TRUE(again) << again.error().full_message();
     EXPECT_EQ(mirror.hits(cudart_path()), 1u);
     EXPECT_EQ(again->downloaded_bytes, cudnn.size());
-    EXPECT_TRUE(fs::exists(root.versions("linux-x86_64") / k_with_cudnn / "lib64/libcudnn.so.8"));
+    EXPECT_TRUE(
+        fs::exists(root.versions(test::native_platform()) / k_with_cudnn / "lib64/libcudnn.so.8"));
 }
 
 TEST_F(Install, ALayoutTheManifestDoesNotMatchIsNotPublished) {
@@ -570,7 +574,7 @@ TEST_F(Install, ALayoutTheManifestDoesNotMatchIsNotPublished) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
     EXPECT_NE(got.error().full_message().find("8.5.0"), std::string::npos);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     expect_no_stages();
 }
 
@@ -591,7 +595,7 @@ TEST_F(Install, ALibraryThatDoesNotLoadIsNotPublished) {
         << got.error().full_message();
     // the real files, not their links
     EXPECT_EQ(checked, (std::vector<std::string>{"libcudart.so.11.8.89", "libcudnn.so.8.6.0"}));
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     expect_no_stages();
 }
 
@@ -619,7 +623,7 @@ TEST_F(Install, AnInstalledComponentWhoseHashChangedIsRefused) {
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
     EXPECT_EQ(mirror.requests(), before); // refused before anything is requested
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{"11.8.0"});
 }
 
 TEST_F(Install, UninstallKeepsTheStoreEntriesAnotherVersionUses) {
@@ -630,16 +634,17 @@ TEST_F(Install, UninstallKeepsTheStoreEntriesAnotherVersionUses) {
     ASSERT_TRUE(removed) << removed.error().full_message();
     EXPECT_TRUE(removed->changed);
     EXPECT_EQ(removed->store_entries_removed, std::vector<std::string>{cudnn_entry()});
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{"11.8.0"});
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
-    EXPECT_EQ(test::read_all(root.versions("linux-x86_64") / "11.8.0/lib64/libcudart.so.11.8.89"),
+    EXPECT_EQ(test::read_all(root.versions(test::native_platform()) /
+                             "11.8.0/lib64/libcudart.so.11.8.89"),
               "not really ELF");
     EXPECT_EQ(names_in(root.trash()), std::vector<std::string>{});
 
     auto last = install::uninstall(root, "11.8.0", false, std::chrono::seconds(5));
     ASSERT_TRUE(last) << last.error().full_message();
     EXPECT_EQ(last->store_entries_removed, std::vector<std::string>{cudart_entry()});
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{});
 
     auto none = install::uninstall(root, "11.8.0", false, std::chrono::seconds(5));
@@ -668,8 +673,9 @@ TEST_F(Install, GcRemovesTheStoreEntryAFailedInstallLeft) {
     ASSERT_TRUE(done) << done.error().full_message();
     EXPECT_EQ(done->items.size(), 1u);
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{"11.8.0"});
-    EXPECT_TRUE(fs::exists(root.versions("linux-x86_64") / "11.8.0/lib64/libcudart.so.11.8.89"));
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{"11.8.0"});
+    EXPECT_TRUE(
+        fs::exists(root.versions(test::native_platform()) / "11.8.0/lib64/libcudart.so.11.8.89"));
 }
 
 TEST_F(Install, TheGlobalVersionIsUninstalledOnlyWithForce) {
@@ -682,13 +688,13 @@ TEST_F(Install, TheGlobalVersionIsUninstalledOnlyWithForce) {
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, ErrorCode::conflict) << refused.error().full_message();
     EXPECT_EQ(exit_code(refused.error().code), 7);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{"11.8.0"});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{"11.8.0"});
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{cudart_entry()});
 
     auto forced = install::uninstall(root, "11.8.0", true, std::chrono::seconds(5));
     ASSERT_TRUE(forced) << forced.error().full_message();
     EXPECT_TRUE(forced->changed);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
     EXPECT_EQ(names_in(root.store()), std::vector<std::string>{});
 }
 
@@ -708,7 +714,7 @@ TEST_F(Install, WhatAKilledRunLeftIsSweptFirst) {
 
 TEST_F(Install, ADamagedVersionIsReplacedByANewComposition) {
     ASSERT_TRUE(install::install(root, cuda_only(), options));
-    fs::path v = root.versions("linux-x86_64") / "11.8.0";
+    fs::path v = root.versions(test::native_platform()) / "11.8.0";
     fs::remove(v / store::k_version_record); // read-only: replaced, as any user could
     std::ofstream(v / store::k_version_record) << "{not json";
     std::ofstream(v / "stale") << "from before";
@@ -736,7 +742,7 @@ TEST_F(Install, AnotherRunHoldingTheLockMakesItWaitThenGiveUp) {
     EXPECT_EQ(got.error().code, ErrorCode::lock_timeout) << got.error().full_message();
     EXPECT_EQ(exit_code(got.error().code), 75);
     EXPECT_EQ(mirror.requests(), 0u);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
 }
 
 TEST_F(Install, ListedVersionsCarryTheirRecords) {
@@ -751,7 +757,7 @@ TEST_F(Install, ListedVersionsCarryTheirRecords) {
     EXPECT_EQ(list[1].cudnn, "8.6.0.163");
     EXPECT_EQ(list[1].profile, "runtime");
     EXPECT_EQ(list[1].platform, k_platform);
-    EXPECT_EQ(list[1].prefix, root.versions("linux-x86_64") / k_with_cudnn);
+    EXPECT_EQ(list[1].prefix, root.versions(test::native_platform()) / k_with_cudnn);
     EXPECT_GT(list[1].bytes, list[0].bytes); // cuDNN's files on top of cudart's
     EXPECT_FALSE(list[1].upstream);
     EXPECT_TRUE(list[1].problem.empty());
@@ -762,7 +768,7 @@ TEST_F(Install, ListedVersionsCarryTheirRecords) {
               (std::vector<std::string>{"11.8.0", k_with_cudnn}));
     EXPECT_EQ(install::versions_having(root, "bin/nvcc"), std::vector<std::string>{});
 
-    std::ofstream(root.versions("linux-x86_64") / "11.8.0" / store::k_version_record)
+    std::ofstream(root.versions(test::native_platform()) / "11.8.0" / store::k_version_record)
         << "{not json";
     EXPECT_EQ(install::list_installed(root).size(), 1u);
     auto with_damaged = install::list_installed(root, true);
@@ -781,9 +787,9 @@ TEST_F(Install, AnUpstreamsVersionIsUsedButNotRemovedFromBelow) {
     auto got = install::install(root, cuda_only(), options);
     ASSERT_TRUE(got) << got.error().full_message();
     EXPECT_FALSE(got->changed);
-    EXPECT_EQ(got->prefix, machine.versions("linux-x86_64") / "11.8.0");
+    EXPECT_EQ(got->prefix, machine.versions(test::native_platform()) / "11.8.0");
     EXPECT_EQ(mirror.requests(), requests);
-    EXPECT_EQ(names_in(root.versions("linux-x86_64")), std::vector<std::string>{});
+    EXPECT_EQ(names_in(root.versions(test::native_platform())), std::vector<std::string>{});
 
     auto list = install::list_installed(root);
     ASSERT_EQ(list.size(), 1u);
@@ -793,7 +799,8 @@ TEST_F(Install, AnUpstreamsVersionIsUsedButNotRemovedFromBelow) {
     auto refused = install::uninstall(root, "11.8.0", false, std::chrono::seconds(5));
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, ErrorCode::filesystem) << refused.error().full_message();
-    EXPECT_TRUE(fs::exists(machine.versions("linux-x86_64") / "11.8.0" / store::k_version_record));
+    EXPECT_TRUE(
+        fs::exists(machine.versions(test::native_platform()) / "11.8.0" / store::k_version_record));
 }
 
 TEST_F(Install, ParallelJobsInstallTheSameVersion) {
@@ -804,7 +811,8 @@ TEST_F(Install, ParallelJobsInstallTheSameVersion) {
     EXPECT_TRUE(got->changed);
     EXPECT_EQ(got->downloaded_bytes, cudart.size() + cudnn.size());
     EXPECT_EQ(names_in(root.store()), (std::vector<std::string>{cudart_entry(), cudnn_entry()}));
-    EXPECT_TRUE(fs::exists(root.versions("linux-x86_64") / k_with_cudnn / "lib64/libcudnn.so.8"));
+    EXPECT_TRUE(
+        fs::exists(root.versions(test::native_platform()) / k_with_cudnn / "lib64/libcudnn.so.8"));
     for (const char* component : {"cuda_cudart", "cudnn"}) {
         std::vector<install::Event::Kind> kinds;
         for (const auto& e : events) {
@@ -879,7 +887,8 @@ TEST_F(Install, AnEntryWhoseRecordHoldsAnotherFullSha256IsNotReused) {
     auto rec = store::read_store_record(planted);
     ASSERT_TRUE(rec) << rec.error().full_message();
     EXPECT_EQ(rec->sha256, pin);
-    EXPECT_EQ(test::read_all(root.versions("linux-x86_64") / "11.8.0/lib64/libcudart.so.11.8.89"),
+    EXPECT_EQ(test::read_all(root.versions(test::native_platform()) /
+                             "11.8.0/lib64/libcudart.so.11.8.89"),
               "not really ELF");
     expect_no_stages();
     EXPECT_EQ(names_in(root.trash()), std::vector<std::string>{});
@@ -887,7 +896,8 @@ TEST_F(Install, AnEntryWhoseRecordHoldsAnotherFullSha256IsNotReused) {
 
 TEST_F(Install, AVersionWrittenThroughItsHardLinkIsFoundAndRepaired) {
     ASSERT_TRUE(install::install(root, with_cudnn(), options));
-    fs::path lib = root.versions("linux-x86_64") / k_with_cudnn / "lib64/libcudart.so.11.8.89";
+    fs::path lib =
+        root.versions(test::native_platform()) / k_with_cudnn / "lib64/libcudart.so.11.8.89";
     write_in_place(lib, 'X');
     // verify's check names it, in the version and as the store's object
     auto check = install::check_version(root, k_with_cudnn, install::Depth::content);
@@ -914,7 +924,7 @@ TEST_F(Install, AVersionWrittenThroughItsHardLinkIsFoundAndRepaired) {
 
 TEST_F(Install, AWriteWithItsTimePutBackIsFoundByRehashingOnly) {
     ASSERT_TRUE(install::install(root, cuda_only(), options));
-    fs::path lib = root.versions("linux-x86_64") / "11.8.0/lib64/libcudart.so.11.8.89";
+    fs::path lib = root.versions(test::native_platform()) / "11.8.0/lib64/libcudart.so.11.8.89";
     auto when = fs::last_write_time(lib);
     write_in_place(lib, 'Y');
     fs::last_write_time(lib, when);

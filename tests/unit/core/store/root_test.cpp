@@ -93,7 +93,8 @@ TEST(Layers, AVersionIsFoundInTheRootFirstThenItsUpstreams) {
     d.write("sys/versions/linux-x86_64/12.4.1/.cudaenv-version.json", "{}");
     d.write("sys/versions/linux-x86_64/13.0.0-half/lib64/x", ""); // no record: not a version
     d.write("user/versions/linux-x86_64/12.4.1/.cudaenv-version.json", "{}");
-    store::Root user{d.path() / "user", {d.path() / "sys"}};
+    // the x86_64 layout, whatever host runs the test (forced, as --platform would)
+    store::Root user{d.path() / "user", {d.path() / "sys"}, store::HostPlatforms{"linux-x86_64"}};
     EXPECT_EQ(store::installed_versions(user), (std::vector<std::string>{"11.8.0", "12.4.1"}));
     EXPECT_EQ(user.version_dir("11.8.0"), d.path() / "sys/versions/linux-x86_64/11.8.0");
     EXPECT_EQ(user.version_dir("12.4.1"),
