@@ -23,10 +23,10 @@ X86_EXE = EXE if PLATFORM == "linux-x86_64" else os.environ.get("CUDAENV_TEST_X8
 TF216 = "12.4.1+cudnn9.1.1.17"
 TF213 = "11.8.0+cudnn8.6.0.163"
 
-# Real samples of what a Jetson says about itself:
-# - /etc/nv_tegra_release on an AGX Orin with JetPack 6.2 (L4T 36.4.3), as printed in
-#   https://github.com/dusty-nv/jetson-containers/issues/ (`cat /etc/nv_tegra_release`, see
-#   tests/unit/core/sys/platform_test.cpp for the samples and their threads)
+# What a Jetson says about itself, in the forms real boards print (tests/unit/core/sys/
+# platform_test.cpp holds the verbatim samples with their threads: Thor R38 + tegra264,
+# jetson_stats #711; Orin's compatible list, NVIDIA/jetson-gpio #125): an Orin on L4T 36.4.3
+# and a Thor on 38.2, written in those forms
 ORIN_RELEASE = ("# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, "
                 "DATE: Wed Jan  8 01:49:37 UTC 2025\n"
                 "# KERNEL_VARIANT: oot\nTARGET_USERSPACE_LIB_DIR=nvidia\nTARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n")

@@ -968,17 +968,21 @@ std::string compat_orin_archive(const std::string& where = "compat_orin") {
 
 } // namespace
 
+/// `r` plus cuda_compat_orin from `bytes`, as resolve makes it on an Orin with CUDA 13.2 or later.
+Resolution with_compat_orin(Resolution r, const std::string& bytes) {
+    r.platform_compat = "cuda_compat_orin";
+    r.archives.push_back(
+        archive_for("cuda_compat_orin", "13.2.44290101", compat_orin_path(), bytes));
+    return r;
+}
+
 // On a Jetson Orin a CUDA 13 version carries cuda_compat_orin (resolve adds it): its libcuda stays
 // in <version>/compat_orin, which exec and the shim put first on an Orin only (compat_test.cpp);
 // never in lib64, where `global` would hand it to the machine-wide loader.
 TEST_F(Install, CompatOrinIsLaidOutInItsOwnFolderAndRecorded) {
     auto bytes = compat_orin_archive();
     mirror.put(compat_orin_path(), bytes);
-    Resolution r = cuda_only();
-    r.platform_compat = "cuda_compat_orin";
-    r.archives.push_back(
-        archive_for("cuda_compat_orin", "13.2.44290101", compat_orin_path(), bytes));
-    auto got = install::install(root, r, options);
+    auto got = install::install(root, with_compat_orin(cuda_only(), bytes), options);
     ASSERT_TRUE(got) << got.error().full_message();
     fs::path v = got->prefix;
     EXPECT_EQ(test::read_all(v / "compat_orin/libcuda.so.1.1"), "orin's user-mode driver");
@@ -994,11 +998,7 @@ TEST_F(Install, CompatOrinIsLaidOutInItsOwnFolderAndRecorded) {
 TEST_F(Install, CompatOrinOutsideItsFolderIsNotPublished) {
     auto bytes = compat_orin_archive("lib");
     mirror.put(compat_orin_path(), bytes);
-    Resolution r = cuda_only();
-    r.platform_compat = "cuda_compat_orin";
-    r.archives.push_back(
-        archive_for("cuda_compat_orin", "13.2.44290101", compat_orin_path(), bytes));
-    auto got = install::install(root, r, options);
+    auto got = install::install(root, with_compat_orin(cuda_only(), bytes), options);
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::integrity) << got.error().full_message();
     EXPECT_NE(got.error().full_message().find("outside compat_orin/"), std::string::npos)
