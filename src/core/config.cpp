@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include "fs.hpp"
+#include "manifest/advisories.hpp"
 #include "manifest/model.hpp"
 
 #include <fcntl.h>
@@ -88,9 +89,24 @@ Result<SystemConfig> parse_system_config(std::string_view text, const fs::path& 
                            "'");
             }
             cfg.platform = value;
+        } else if (key == "acknowledge") {
+            // acknowledge = NVIDIA-5614 the R535 fleet is replaced in January
+            auto space = value.find_first_of(" \t");
+            std::string id = value.substr(0, space);
+            std::string reason =
+                space == std::string::npos ? std::string() : std::string(trim(value.substr(space)));
+            if (!manifest::is_advisory_id(id)) {
+                return bad("'acknowledge' needs an advisory id (NVIDIA-5614), got '" + id + "'");
+            }
+            if (reason.empty()) {
+                return bad("'acknowledge = " + id +
+                           "' needs the reason after the id (it is shown wherever the advisory "
+                           "would be)");
+            }
+            cfg.acknowledged.push_back({id, reason, lineno});
         } else {
             return bad("unknown setting '" + key +
-                       "' (known: root, mirror, channel, manifests, platform)");
+                       "' (known: root, mirror, channel, manifests, platform, acknowledge)");
         }
     }
     return cfg;

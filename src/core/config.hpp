@@ -8,6 +8,8 @@
 //   channel = https://channel.example/stable  # where `cudaenv update` fetches manifests bundles
 //   manifests = /srv/cudaenv/manifests   # instead of the built-in manifests (the floor)
 //   platform = linux-sbsa                # NVIDIA's platform to take, instead of this machine's
+//   acknowledge = NVIDIA-5614 why        # an advisory this machine accepts, with the reason
+//                                        # (one line each; docs/advisories.md)
 #pragma once
 
 #include "error.hpp"
@@ -16,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudaenv {
 
@@ -30,6 +33,15 @@ struct SystemConfig {
     std::optional<std::string> channel;   ///< http(s) URL of the update channel's folder
     std::optional<std::string> manifests; ///< absolute, as the machine sees it
     std::optional<std::string> platform;  ///< linux-x86_64, linux-sbsa or linux-aarch64
+
+    /// Advisories acknowledged on this machine: reported with the reason, not counted.
+    struct Acknowledged {
+        std::string id;
+        std::string reason;
+        std::size_t line = 0;
+    };
+
+    std::vector<Acknowledged> acknowledged;
 };
 
 /// Parses a config file's text; `file` names it in errors ("<file>:<line>: ..."). Unknown keys,

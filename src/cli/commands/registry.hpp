@@ -33,6 +33,7 @@ void setup_install(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_uninstall(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_gc(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_verify(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_audit(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_update(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx);

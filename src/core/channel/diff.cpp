@@ -323,4 +323,55 @@ std::vector<PinChange> undeclared(std::vector<PinChange>& changes,
     return out;
 }
 
+namespace {
+
+std::string ranges_text(const manifest::Advisory& a) {
+    std::string out;
+    for (const auto& r : a.affects) {
+        std::string line(manifest::to_string(r.product));
+        if (r.branch) {
+            line += " " + std::to_string(*r.branch);
+        }
+        if (r.introduced) {
+            line += " from " + r.introduced->str();
+        }
+        line += r.fixed           ? " below " + r.fixed->str()
+                : r.last_affected ? " to " + r.last_affected->str()
+                                  : std::string();
+        out += (out.empty() ? "" : ", ") + line;
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<SetChange> diff_advisories(const manifest::Advisories& before,
+                                       const manifest::Advisories& after) {
+    std::vector<SetChange> out;
+    diff_by(
+        before.advisories,
+        after.advisories,
+        [](const manifest::Advisory& a) { return "advisory " + a.id; },
+        [](const manifest::Advisory& a) {
+            return std::string(manifest::to_string(a.severity)) + ": " + a.title + " (" +
+                   ranges_text(a) + ")";
+        },
+        [](const manifest::Advisory& b, const manifest::Advisory& a) {
+            std::vector<std::string> d;
+            if (b.severity != a.severity) {
+                d.push_back(std::string(manifest::to_string(a.severity)) + " (was " +
+                            std::string(manifest::to_string(b.severity)) + ")");
+            }
+            if (auto was = ranges_text(b), now = ranges_text(a); was != now) {
+                d.push_back(now + " (was " + was + ")");
+            }
+            if (b.partial != a.partial) {
+                d.push_back(a.partial.empty() ? std::string("now complete") : "known in part");
+            }
+            return join(d, "; ");
+        },
+        out);
+    return out;
+}
+
 } // namespace cudaenv::channel

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../error.hpp"
+#include "../manifest/advisories.hpp"
 #include "../manifest/model.hpp"
 
 #include <map>
@@ -31,6 +32,10 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
                                  const manifest::GpuSupport& before_gpus,
                                  const manifest::Catalog& after,
                                  const manifest::GpuSupport& after_gpus);
+
+/// What advisories.json adds, drops and changes (an advisory's severity, its ranges, a fix).
+std::vector<SetChange> diff_advisories(const manifest::Advisories& before,
+                                       const manifest::Advisories& after);
 
 /// A sha256 the manifests pin for a file NVIDIA publishes (an archive, a runfile, an index):
 /// what `install` trusts before anything else. A pin is known by two keys, so that moving it does

@@ -2,6 +2,7 @@
 
 #include "../failpoint.hpp"
 #include "../fs.hpp"
+#include "../manifest/advisories.hpp"
 #include "../manifest/codec.hpp"
 #include "../manifest/gpu_support.hpp"
 #include "../sha256.hpp"
@@ -119,6 +120,24 @@ Result<std::vector<SetChange>> changes_of(const ManifestsInUse& before,
     }
     add_pins(known, pins_of(old));
     auto out = diff_sets(old, old_gpus, *after, *after_gpus);
+    // advisories.json: a set that carries one must carry one that loads
+    manifest::Advisories after_advisories;
+    if (auto it = bundle.files.find(manifest::k_advisories_file); it != bundle.files.end()) {
+        std::string shown = url + "/" + manifest::k_advisories_file;
+        auto doc = manifest::parse_json_text(it->second, shown);
+        auto parsed = doc ? manifest::parse_advisories(*doc, shown)
+                          : Result<manifest::Advisories>(std::move(doc).error());
+        if (!parsed) {
+            return Error(ErrorCode::integrity,
+                         "the manifests in the bundle do not load: " + parsed.error().message)
+                .with_hint("the manifests in use stay as they are; tell whoever signs the channel");
+        }
+        after_advisories = std::move(*parsed);
+    }
+    auto old_advisories = manifest::load_advisories(before.dir);
+    auto advisories = diff_advisories(old_advisories ? *old_advisories : manifest::Advisories{},
+                                      after_advisories);
+    out.insert(out.end(), advisories.begin(), advisories.end());
     auto pins = pin_changes(known, *after);
     if (auto bad = undeclared(pins, repins); !bad.empty()) {
         const auto& c = bad.front();

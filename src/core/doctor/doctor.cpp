@@ -58,7 +58,7 @@ Finding verdict(std::vector<Issue> issues, Finding all_clear) {
 namespace {
 
 constexpr std::string_view k_layers[] = {
-    "GPU", "Driver", "Toolkit", "Libraries", "Environment", "Frameworks", "cudaenv"};
+    "GPU", "Driver", "Toolkit", "Libraries", "Environment", "Frameworks", "Advisories", "cudaenv"};
 
 const Probe k_probes[] = {
     {"gpu", "GPU", "GPU present", {}, &checks::gpu},
@@ -99,6 +99,11 @@ const Probe k_probes[] = {
     {"cdi", "Environment", "Container device specs (CDI)", {}, &checks::cdi},
     {"wsl", "Environment", "WSL2", {}, &checks::wsl},
     {"frameworks", "Frameworks", "TensorFlow, PyTorch and JAX", {}, &checks::frameworks},
+    {"advisories",
+     "Advisories",
+     "Known problems: security bulletins, cuBLAS fixes",
+     {},
+     &checks::advisories},
     {"cudaenv", "cudaenv", "cudaenv itself", {}, &checks::self},
 };
 

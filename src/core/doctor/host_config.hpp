@@ -2,6 +2,7 @@
 // manifests, and how children are run. Every view of the Host reads its settings from here.
 #pragma once
 
+#include "../advisory/match.hpp"
 #include "../channel/sets.hpp"
 #include "../store/root.hpp"
 #include "../sys/process.hpp"
@@ -35,6 +36,8 @@ struct HostConfig {
     /// What the channel's trust stands on (ops: root metadata version, site keys, revocations,
     /// the rollback floor), said by the self probe; a trust state that cannot be read, a warning.
     std::vector<std::string> trust_details;
+    /// The advisories this machine's config acknowledges (`acknowledge = ID reason`).
+    std::vector<advisory::Acknowledgement> acknowledged;
     std::string trust_problem;
     std::filesystem::path ldconfig; ///< empty: /sbin/ldconfig
     std::chrono::milliseconds child_timeout{std::chrono::seconds(10)};

@@ -133,6 +133,13 @@ const manifest::GpuSupport& Manifests::gpu_support() {
     return *m_gpu_support;
 }
 
+const Result<manifest::Advisories>& Manifests::advisories() {
+    if (!m_advisories) {
+        m_advisories = manifest::load_advisories(m_dir);
+    }
+    return *m_advisories;
+}
+
 const std::vector<manifest::Framework>& Manifests::frameworks() {
     if (!m_frameworks) {
         auto f = manifest::load_frameworks(m_dir);

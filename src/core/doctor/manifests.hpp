@@ -3,6 +3,7 @@
 // reads as empty (the probes that need it then say the manifests do not know).
 #pragma once
 
+#include "../manifest/advisories.hpp"
 #include "../manifest/model.hpp"
 #include "../version.hpp"
 
@@ -28,6 +29,8 @@ class Manifests {
     const std::vector<manifest::Gpu>& gpu_table();
     /// gpu-support.json: GPUs by PCI id, architectures' last branches, branches' end of life.
     const manifest::GpuSupport& gpu_support();
+    /// advisories.json (empty when absent); an error when it is there and does not load.
+    const Result<manifest::Advisories>& advisories();
     /// Today as YYYY-MM-DD.
     std::string today() const;
     const std::vector<manifest::Framework>& frameworks();
@@ -39,6 +42,7 @@ class Manifests {
     std::optional<std::optional<manifest::Rules>> m_rules;
     std::optional<std::vector<manifest::Gpu>> m_gpus;
     std::optional<manifest::GpuSupport> m_gpu_support;
+    std::optional<Result<manifest::Advisories>> m_advisories;
     std::optional<std::vector<manifest::Framework>> m_frameworks;
 };
 

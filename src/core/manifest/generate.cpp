@@ -3,6 +3,7 @@
 #include "../fs.hpp"
 #include "../sha256.hpp"
 #include "codec.hpp"
+#include "generate_advisories.hpp"
 #include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
@@ -1135,6 +1136,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
                                            {"indexes.json", render(indexes_to_json(pinned))}};
     if (auto support = CUDAENV_TRY(gpu_support(ref, report))) {
         top["gpu-support.json"] = render(gpu_support_to_json(*support));
+    }
+    if (auto advisories = CUDAENV_TRY(generate_advisories(ref, report))) {
+        top[k_advisories_file] = render(advisories_to_json(*advisories));
     }
     for (const auto& [name, content] : top) {
         auto existing = read_text_file(out / name);

@@ -10,6 +10,7 @@
 //   cudnn/<v>.json    cudnn redistrib files where saved, else facts' cudnn_releases (7.6 on)
 //   frameworks/tensorflow.json, gpus.json, rules.json   from facts
 //   gpu-support.json  gpus/: GPUs by PCI id, architectures' last branches, branch end of life
+//   advisories.json   advisories.json (NVIDIA's bulletins) + cudaenv-advisories.json (ours)
 //   cudaenv-supplement.json beside facts.json adds Table 3 rows, driver branches, compilers
 // profiles.json is the project's own choice and is not generated.
 #pragma once
@@ -41,6 +42,7 @@ struct GenerateReport {
     std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
+    std::size_t advisories = 0;       ///< in advisories.json
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as
     /// cuda_cccl became cccl in 13.3): only `full` would install them. Said out loud by the
     /// generator, and kept empty for the built-in profiles by a test.

@@ -109,6 +109,9 @@ Result<doctor::HostConfig> host_config(Session& session) {
     } else {
         hc.trust_problem = trust.error().message;
     }
+    for (const auto& a : session.system.acknowledged) {
+        hc.acknowledged.push_back({a.id, a.reason});
+    }
     hc.ldconfig = session.getenv("CUDAENV_LDCONFIG").value_or("");
     if (auto ms = session.env_number_value("CUDAENV_DOCTOR_TIMEOUT")) {
         // seconds (decimals allowed) each child (a library query, nvcc, gcc) may take; default 10

@@ -37,6 +37,7 @@ Finding container(Host& h);
 Finding container_compat(Host& h);
 Finding wsl(Host& h);
 Finding frameworks(Host& h);
+Finding advisories(Host& h);
 Finding self(Host& h);
 
 // Small helpers the probes share.
