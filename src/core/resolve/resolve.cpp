@@ -485,6 +485,10 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
     }
 }
 
+/// The first CUDA whose index no longer carries cuda_compat: NVIDIA moved it to the per-driver
+/// index (compute/nvidia-driver/redist/redistrib_<driver>.json; cuda-2026-12-supplement.json).
+const Version k_compat_per_driver = *Version::try_parse("13.4");
+
 /// --compat: the release's cuda_compat archive for the platform. A release that has none (a
 /// runfile, an index without it, 13.4 on) is not_found, naming the releases that have one.
 Status add_compat(const Catalog& c, Resolution& res) {
@@ -506,6 +510,21 @@ Status add_compat(const Catalog& c, Resolution& res) {
         res.total_size += artifact->size.value_or(0);
         res.unknown_sizes += artifact->size ? 0u : 1u;
         return Ok{};
+    }
+    if (cuda.source == CudaSource::redist && !comp &&
+        Version::compare_numeric(cuda.version, k_compat_per_driver) >= 0) {
+        // from 13.4 NVIDIA ships cuda_compat with the driver, in a per-driver index: not known
+        // here, which is not the same as not shipped
+        return Error(ErrorCode::not_found,
+                     "the forward-compatibility libraries (cuda_compat) for CUDA " +
+                         cuda.version.truncated(2).str() +
+                         " are not known: from CUDA 13.4 NVIDIA ships them in a per-driver index "
+                         "(nvidia-driver/redist/redistrib_<driver>.json), and the manifests know "
+                         "none that carries cuda_compat for CUDA " +
+                         cuda.version.truncated(2).str())
+            .with_hint("NVIDIA's package repositories have cuda-compat-" +
+                       std::to_string(cuda.version.major()) + "-" +
+                       std::to_string(cuda.version.minor()));
     }
     std::vector<std::string> have;
     for (const auto& r : c.cuda) {

@@ -728,3 +728,18 @@ TEST(ResolveKnownInPart, AFrameworkPinNotKnownForThePlatformIsSaid) {
     ASSERT_FALSE(asked);
     EXPECT_NE(asked.error().message.find("is not known"), std::string::npos);
 }
+
+// From 13.4 cuda_compat is in NVIDIA's per-driver index, not the CUDA index: with no such index
+// known, --compat is refused as not known (never as "has none").
+TEST(ResolveCompat, From134ItIsNotKnownWithoutThePerDriverIndex) {
+    ResolveOptions o;
+    o.compat = true;
+    auto r = run("13.4", o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::not_found);
+    EXPECT_NE(r.error().message.find("(cuda_compat) for CUDA 13.4 are not known: from CUDA 13.4 "
+                                     "NVIDIA ships them in a per-driver index"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(r.error().message.find("has no"), std::string::npos);
+}
