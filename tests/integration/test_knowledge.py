@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PLATFORM, EXE, FaultServer
+from conftest import PLATFORM, EXE, FaultServer, assert_one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,3 +135,46 @@ def test_install_warns_about_this_machine_and_goes_on(cudaenv, tmp_path):
     assert res.rc == 0, res
     assert "cudaenv: warning: this machine's driver 590.44.01 does not drive" in res.err, res
     assert "ends with the R580 driver branch" in res.err, res
+
+
+# cuDNN known from the opening of NVIDIA's index page alone (the real 9.23-9.28): the archive the
+# excerpt shows installs, verified by NVIDIA's sha256; what it does not show is not known --
+# refused as such, never guessed, and cudnn_jit (cut off) is not fetched.
+def test_a_cudnn_known_in_part_installs_what_is_known_and_refuses_the_rest(newer):
+    doc = newer("resolve", "13.4+cudnn-9.24", "--json").json()
+    assert doc["cudnn"]["version"] == "9.24.0.43" and doc["installable"], doc
+    assert [a["component"] for a in doc["archives"] if a["component"].startswith("cudnn")] == ["cudnn"]
+    assert any("(cudnn_jit) is not known" in n for n in doc["notes"]), doc["notes"]
+    res = newer("install", "13.4+cudnn-9.24", "--json")
+    assert res.rc == 0, res
+    lib64 = newer.root / "versions" / PLATFORM / "13.4.2+cudnn9.24.0.43" / "lib64"
+    assert (lib64 / "libcudnn.so.9").exists() and not (lib64 / "libcudnn_jit.so.9").exists()
+    asked = [p for p, _ in newer.server.requests]
+    assert not any("cudnn_jit" in p or "redistrib_9.24.0" in p for p in asked), asked
+
+
+# The exact case of issue 43: PyTorch 2.14's cu130 wheels pin nvidia-cudnn-cu13==9.24.0.43, and
+# resolve gives that cuDNN; where the pin cannot be met (SBSA: its build is not known), resolve
+# says which pin, what is used instead and why, in text and in --json.
+def test_resolve_torch_214_cu130_gives_the_cudnn_its_wheels_pin(cudaenv):
+    res = cudaenv("resolve", "torch-2.14+cu130")
+    assert res.rc == 0, res
+    assert "cuDNN    9.24.0.43  (build for CUDA 13)" in res.out, res.out
+    assert "version  13.0.3+cudnn9.24.0.43" in res.out
+    doc = cudaenv("resolve", "torch-2.14+cu130", "--json").json()
+    assert doc["cudnn"]["version"] == "9.24.0.43" and doc["pins_not_met"] == []
+    sbsa = cudaenv("resolve", "torch-2.14+cu130", "--platform", "linux-sbsa", "--json").json()
+    assert sbsa["cudnn"]["version"] == "9.27.0.42"
+    assert sbsa["pins_not_met"] == [{
+        "what": "cudnn", "pinned": "9.24.0.43", "pin": "nvidia-cudnn-cu13==9.24.0.43", "used": "9.27.0.42",
+        "why": "is not known for linux-sbsa (the manifests have only the opening of NVIDIA's index "
+               "cudnn/redist/redistrib_9.24.0.json, which does not show that build)"}]
+    text = cudaenv("resolve", "torch-2.14+cu130", "--platform", "linux-sbsa").out
+    assert ("note: cuDNN 9.24.0.43 (what the cu130 wheels pin: nvidia-cudnn-cu13==9.24.0.43) is not known "
+            "for linux-sbsa") in text, text
+    assert "cuDNN 9.27.0.42 instead" in text
+    # named with --cudnn, the build that is not known is refused as not known (exit 9)
+    refused = cudaenv("resolve", "13.0+cudnn-9.24.0", "--platform", "linux-sbsa")
+    assert_one_line_error(refused, 9)
+    assert "cuDNN 9.24.0.43 for CUDA 13 on linux-sbsa is not known" in refused.err, refused
+    assert "help: the newest cuDNN 9 known for it: cudaenv resolve 13.0.3+cudnn-9.27.0.42" in refused.err

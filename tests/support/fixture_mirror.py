@@ -45,7 +45,7 @@ MULTIARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
 ALL = ("linux-x86_64", "linux-sbsa", "linux-aarch64")
 RELEASE_PLATFORMS = {"11.8.0": ALL, "12.4.1": ALL, "13.4.2": ("linux-x86_64", "linux-sbsa"),
                      "8.6.0.163": ("linux-x86_64", "linux-sbsa"), "9.1.1.17": ALL,
-                     "9.27.0.42": ("linux-x86_64", "linux-sbsa")}
+                     "9.27.0.42": ("linux-x86_64", "linux-sbsa"), "9.24.0.43": ("linux-x86_64",)}
 # components NVIDIA ships for some platforms only
 COMPONENT_PLATFORMS = {"cuda_compat": ("linux-x86_64",), "cuda_compat_orin": ("linux-sbsa",)}
 NVIDIA = "https://developer.download.nvidia.com/compute"
@@ -134,6 +134,14 @@ CUDNN_NEWER = {
     # the JIT library's file name is this fixture's (libcudnn_jit.so.9): cudaenv takes whatever
     # libraries the cudnn_jit archive holds and flattens them into lib64 beside cuDNN's
     "9.27.0.42": {"label": "9.27.0", "variants": ["13"], "libdir": "lib", "date": "2026-09-29",
+                  "jit": True},
+}
+
+# A cuDNN known from the opening of NVIDIA's index page alone (cudnn-redist-excerpts-2026.json,
+# as the real 9.23-9.28 are): its full index is on the mirror, with cudnn_jit, but the reference
+# holds only the excerpt -- the linux-x86_64 archive -- and says the rest is not known.
+CUDNN_EXCERPT = {
+    "9.24.0.43": {"label": "9.24.0", "variants": ["13"], "libdir": "lib", "date": "2026-07-02",
                   "jit": True},
 }
 
@@ -395,6 +403,18 @@ def build_cudnn_redist(compilers, mirror, version, spec):
     return label, text
 
 
+def cudnn_excerpt(index, spec):
+    """What the opening of an index page shows, in the excerpts' format: its linux-x86_64
+    archives; SBSA for CUDA 13, cudnn_jit and the samples cut off."""
+    comp = index["cudnn"]
+    known = {"linux-x86_64": {k: {f: v[f] for f in ("relative_path", "sha256", "md5", "size")}
+                              for k, v in comp.get("linux-x86_64", {}).items()}}
+    return {"release_label": spec["label"], "release_date": index["release_date"], "version": comp["version"],
+            "index_url": f"{NVIDIA}/cudnn/redist/redistrib_{spec['label']}.json",
+            "cuda_variant": spec["variants"], "archives_known": known,
+            "archives_unknown": ["linux-sbsa cuda13", "windows-x86_64", "cudnn_jit", "cudnn_samples"]}
+
+
 TGZ_PATHS = {"linux-x86_64": CUDNN_TGZ["path"],
              "linux-sbsa": "redist/cudnn/v8.2.4/cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz"}
 
@@ -468,6 +488,12 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
                 label, text = build_cudnn_redist(ccs, mirror, version, spec)
                 (ref / f"cudnn-redistrib_{label}.json").write_text(text)  # not in facts.json
             (ref / "cudaenv-supplement.json").write_text(json.dumps(supplement(), indent=2))
+            excerpts = []
+            for version, spec in CUDNN_EXCERPT.items():
+                label, text = build_cudnn_redist(ccs, mirror, version, spec)  # the mirror's only
+                excerpts.append(cudnn_excerpt(json.loads(text), spec))
+            (ref / "cudnn-redist-excerpts-2026.json").write_text(json.dumps(
+                {"_about": "fixture: the opening of NVIDIA's index pages", "releases": excerpts}, indent=1))
         # the old tgz layout: x86_64 and SBSA files (Jetson's came with JetPack, not as a tgz)
         tgz = {}
         for plat in [p for p in TGZ_PATHS if p in ccs] or [PLATFORM]:

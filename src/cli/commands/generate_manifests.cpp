@@ -36,6 +36,7 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                    {"cuda_redist", r.cuda_redist},
                    {"cuda_runfile", r.cuda_runfile},
                    {"cudnn", r.cudnn},
+                   {"cudnn_in_part", r.cudnn_in_part},
                    {"framework_rows", r.framework_rows},
                    {"gpus", r.gpus},
                    {"registry_checked", r.registry_checked},
@@ -52,11 +53,11 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                     }()}});
     } else {
         *ctx.out << "wrote " << out << ": " << r.cuda_redist << " CUDA releases with archives, "
-                 << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases, "
-                 << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
-                 << r.registry_checked << " redistrib files matched the pinned registry; "
-                 << r.index_pinned << " releases pinned by their index alone; " << r.advisories
-                 << " advisories\n";
+                 << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases ("
+                 << r.cudnn_in_part << " known in part), " << r.framework_rows
+                 << " TensorFlow rows, " << r.gpus << " GPUs; " << r.registry_checked
+                 << " redistrib files matched the pinned registry; " << r.index_pinned
+                 << " releases pinned by their index alone; " << r.advisories << " advisories\n";
         for (const auto& [name, c] : r.frameworks) {
             *ctx.out << "  " << name << ": " << c.rows << " rows, " << c.variants
                      << " CUDA builds, " << c.values << " values (" << c.primary

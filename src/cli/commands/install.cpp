@@ -38,7 +38,16 @@ nlohmann::json outcome_json(const install::Outcome& o) {
                             {"problem", d.what},
                             {"in_store", d.in_store}});
     }
+    nlohmann::json pins = nlohmann::json::array();
+    for (const auto& p : o.pins_not_met) {
+        pins.push_back({{"what", p.what},
+                        {"pinned", p.pinned},
+                        {"pin", p.pin.empty() ? nlohmann::json() : nlohmann::json(p.pin)},
+                        {"used", p.used},
+                        {"why", p.why}});
+    }
     return {{"version", o.version},
+            {"pins_not_met", pins},
             {"prefix", o.prefix.string()},
             {"changed", o.changed},
             {"downloaded_bytes", o.downloaded_bytes},

@@ -144,6 +144,15 @@ nlohmann::json resolution_json(const Resolution& r) {
     j["installable"] = r.installable();
     j["not_installable"] = r.not_installable;
     j["notes"] = r.notes;
+    json pins = json::array();
+    for (const auto& p : r.pins_not_met) {
+        pins.push_back({{"what", p.what},
+                        {"pinned", p.pinned},
+                        {"pin", p.pin.empty() ? json() : json(p.pin)},
+                        {"used", p.used},
+                        {"why", p.why}});
+    }
+    j["pins_not_met"] = pins;
     return j;
 }
 

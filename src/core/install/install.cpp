@@ -507,6 +507,7 @@ Result<Outcome> install(const store::Root& root,
     }
     Outcome out;
     out.version = res.version_name();
+    out.pins_not_met = res.pins_not_met;
     out.prefix = root.version_dir(out.version, res.platform);
     auto jobs = CUDAENV_TRY(plan(root, res, o, o.dry_run));
     auto describe = [&] {

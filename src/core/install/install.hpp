@@ -95,6 +95,8 @@ struct Outcome {
     /// Other versions of this root composed from a store entry that was extracted again: they
     /// still hold the damaged files (`cudaenv install --repair` each).
     std::vector<std::string> still_damaged;
+    /// The framework's pins the resolution could not meet (Resolution::pins_not_met).
+    std::vector<PinNotMet> pins_not_met;
 };
 
 /// Installs a resolution into `root`. Idempotent: an installed version returns changed=false

@@ -229,6 +229,36 @@ Result<CudnnRelease> parse_cudnn_release(const json& doc, std::string_view origi
         }
         r.builds.push_back(std::move(build));
     }
+    if (auto kp = doc.find("known_in_part"); kp != doc.end()) {
+        if (!kp->is_object()) {
+            return rd.error("'known_in_part' must be an object");
+        }
+        PartlyKnown part;
+        part.index = CUDAENV_TRY(rd.string(*kp, "index"));
+        if (!is_safe_relative_path(part.index)) {
+            return rd.error("known_in_part: unsafe or malformed index path '" + part.index + "'");
+        }
+        part.source = CUDAENV_TRY(rd.string(*kp, "source"));
+        if (auto ub = kp->find("unknown_builds"); ub != kp->end()) {
+            if (!ub->is_array()) {
+                return rd.error("known_in_part: 'unknown_builds' must be an array");
+            }
+            for (const auto& b : *ub) {
+                if (!b.is_object()) {
+                    return rd.error("known_in_part: each unknown build must be an object");
+                }
+                auto label = CUDAENV_TRY(rd.string(b, "cuda"));
+                auto platform = CUDAENV_TRY(rd.string(b, "platform"));
+                if (!Version::try_parse(label) || !is_platform(platform)) {
+                    return rd.error("known_in_part: unknown build '" + label + " " + platform +
+                                    "' is not a CUDA label and a platform");
+                }
+                part.builds.emplace_back(std::move(label), std::move(platform));
+            }
+        }
+        part.components = CUDAENV_TRY(rd.strings(*kp, "unknown_components"));
+        r.known_in_part = std::move(part);
+    }
     return r;
 }
 

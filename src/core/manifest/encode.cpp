@@ -144,6 +144,17 @@ ojson to_json(const CudnnRelease& r) {
         builds.push_back(std::move(one));
     }
     j["builds"] = builds;
+    if (r.known_in_part) {
+        const auto& part = *r.known_in_part;
+        ojson kp{{"index", part.index}, {"source", part.source}};
+        ojson ub = ojson::array();
+        for (const auto& [label, platform] : part.builds) {
+            ub.push_back(ojson{{"cuda", label}, {"platform", platform}});
+        }
+        kp["unknown_builds"] = ub;
+        kp["unknown_components"] = part.components;
+        j["known_in_part"] = kp;
+    }
     return j;
 }
 

@@ -4,6 +4,7 @@
 #include "../sha256.hpp"
 #include "codec.hpp"
 #include "generate_advisories.hpp"
+#include "generate_cudnn_excerpts.hpp"
 #include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
@@ -1047,6 +1048,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
         cuda_files[r.version.str() + ".json"] = render(to_json(r));
     }
     auto cudnn = CUDAENV_TRY(cudnn_releases(ref, facts, report));
+    // releases known from the opening of NVIDIA's index pages alone (generate_cudnn_excerpts)
+    report.cudnn_in_part = CUDAENV_TRY(apply_cudnn_excerpts(ref, cudnn));
+    report.cudnn = cudnn.size();
     std::map<std::string, std::string> cudnn_files;
     for (const auto& r : cudnn) {
         cudnn_files[r.version.str() + ".json"] = render(to_json(r));

@@ -26,6 +26,8 @@ struct GenerateReport {
     std::size_t cuda_redist = 0;
     std::size_t cuda_runfile = 0;
     std::size_t cudnn = 0;
+    /// cuDNN releases known in part (the opening of NVIDIA's index page): added, or completed
+    std::size_t cudnn_in_part = 0;
     std::size_t framework_rows = 0; ///< TensorFlow's
 
     /// PyTorch's and JAX's: release rows, the values they carry (a variant's CUDA, cuDNN and

@@ -27,6 +27,18 @@ bool CudnnBuild::covers(const Version& want) const {
     return !(cuda_max && Version::compare_numeric(mm, *cuda_max) > 0);
 }
 
+bool CudnnRelease::build_unknown(std::string_view cuda, std::string_view platform) const {
+    if (!known_in_part) {
+        return false;
+    }
+    for (const auto& [label, p] : known_in_part->builds) {
+        if (label == cuda && p == platform) {
+            return true;
+        }
+    }
+    return false;
+}
+
 const CudnnBuild* CudnnRelease::build_for(const Version& cuda) const {
     const CudnnBuild* best = nullptr;
     const CudnnBuild* fallback = nullptr;

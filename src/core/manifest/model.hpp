@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cudaenv::manifest {
@@ -134,6 +135,18 @@ enum class CudnnLayout {
     tarball, ///< cuda/{lib64,include} (.tgz before 8.3, .tar.xz local installers 8.3-8.4)
 };
 
+/// A cuDNN release whose NVIDIA index is known only in part (the opening of its index page,
+/// data/reference/cudnn-redist-excerpts-2026.json): the index's bytes are not known, nor the
+/// builds and components it lists beyond the excerpt. What is listed here is *not known*, which
+/// is not the same as NVIDIA not shipping it: resolve says so and never guesses.
+struct PartlyKnown {
+    std::string index;  ///< NVIDIA's index, relative to the download base (not pinned)
+    std::string source; ///< where what is known comes from
+    /// Builds not known: (NVIDIA's CUDA label, platform), e.g. ("13", "linux-sbsa").
+    std::vector<std::pair<std::string, std::string>> builds;
+    std::vector<std::string> components; ///< components not known: cudnn_jit, cudnn_samples
+};
+
 struct CudnnRelease {
     Version version; ///< full: 8.6.0.163
     unsigned major = 0;
@@ -141,6 +154,11 @@ struct CudnnRelease {
     CudnnLayout layout = CudnnLayout::redist;
     std::vector<Artifact> redistrib; ///< NVIDIA's index files for this release, pinned
     std::vector<CudnnBuild> builds;  ///< newest CUDA first
+    std::optional<PartlyKnown> known_in_part;
+
+    /// Whether this release's build for CUDA label `cuda` on `platform` is one its partial
+    /// index leaves unknown (false for a release known in full).
+    bool build_unknown(std::string_view cuda, std::string_view platform) const;
 
     /// The build for a CUDA release: of the same major, the newest build whose supported range
     /// covers it; else, from CUDA 11 on (minor-version compatibility), the newest build of the

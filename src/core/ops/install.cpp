@@ -121,6 +121,9 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
             observer.note(resolved.res.version_name() +
                           " keeps its forward-compatibility libraries (cuda_compat)");
         }
+        for (const auto& pin : resolved.res.pins_not_met) {
+            observer.note(resolved.res.version_name() + ": " + pin_not_met_text(pin));
+        }
         if (resolved.res.compat) {
             auto& res = resolved.res;
             res.forward_compat_gpus = CUDAENV_TRY(forward_compat_gpus(session));

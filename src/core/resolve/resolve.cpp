@@ -56,6 +56,13 @@ std::string releases_with_platform(const Catalog& c, std::string_view platform) 
     return out;
 }
 
+std::string pin_not_met_text(const PinNotMet& pin) {
+    std::string what = pin.what == "cudnn" ? "cuDNN " : "CUDA ";
+    return "the framework pins " + what + pin.pinned +
+           (pin.pin.empty() ? "" : " (" + pin.pin + ")") + ", which " + pin.why + ": " + what +
+           pin.used + " is used instead";
+}
+
 std::string Resolution::version_name() const {
     if (!cuda) {
         return {};
@@ -275,12 +282,80 @@ const CudnnRelease* newest_cudnn_on(const Catalog& c,
     return c.newest_cudnn(prefix, cuda);
 }
 
+/// "cuDNN 9.24.0.43 for CUDA 13 on linux-sbsa is not known: ..." -- a build a release known in
+/// part (CudnnRelease::known_in_part) leaves unknown, which NVIDIA may well ship.
+std::string unknown_build_text(const CudnnRelease& r, const std::string& cuda, std::string_view p) {
+    return "cuDNN " + r.version.str() + " for CUDA " + cuda + " on " + std::string(p) +
+           " is not known: the manifests have only the opening of NVIDIA's index " +
+           r.known_in_part->index + ", which does not show it";
+}
+
+/// The newest cuDNN of the same major whose build for the CUDA is known for the platform.
+std::string known_in_part_hint(const Catalog& c, const Resolution& res) {
+    for (auto it = c.cudnn.rbegin(); it != c.cudnn.rend(); ++it) {
+        const auto* b = it->version.major() == res.cudnn->version.major()
+                            ? it->build_for(res.cuda->version)
+                            : nullptr;
+        if (b && b->platforms.count(res.platform)) {
+            return "the newest cuDNN " + std::to_string(res.cudnn->version.major()) +
+                   " known for it: cudaenv resolve " + res.cuda->version.str() + "+cudnn-" +
+                   it->version.str();
+        }
+    }
+    return "no cuDNN the manifests know has a " + res.platform + " build for CUDA " +
+           res.cuda->version.truncated(2).str();
+}
+
+bool has_build_on(const CudnnRelease* r, const Version& cuda, std::string_view platform) {
+    const auto* b = r ? r->build_for(cuda) : nullptr;
+    return b && b->platforms.count(platform);
+}
+
+/// The newest cuDNN under `prefix` whose build for `cuda` has an archive for `platform`.
+const CudnnRelease* known_cudnn_on(const Catalog& c,
+                                   const Version& prefix,
+                                   const Version& cuda,
+                                   std::string_view platform) {
+    for (auto it = c.cudnn.rbegin(); it != c.cudnn.rend(); ++it) {
+        if (prefix.is_prefix_of(it->version) && has_build_on(&*it, cuda, platform)) {
+            return &*it;
+        }
+    }
+    return nullptr;
+}
+
+/// Why a framework's exact cuDNN pin cannot be met for this CUDA and platform.
+std::string pin_unmet_reason(const Catalog& c,
+                             const Version& pinned,
+                             const CudaRelease& cuda,
+                             const std::string& platform) {
+    const CudnnRelease* r = c.newest_cudnn(pinned);
+    if (!r) {
+        return "is not in the manifests";
+    }
+    const auto* b = r->build_for(cuda.version);
+    if (!b) {
+        return "has no build for CUDA " + cuda.version.truncated(2).str();
+    }
+    if (r->build_unknown(b->cuda, platform)) {
+        return "is not known for " + platform +
+               " (the manifests have only the opening of "
+               "NVIDIA's index " +
+               r->known_in_part->index + ", which does not show that build)";
+    }
+    return "has no " + platform + " build for CUDA " + b->cuda;
+}
+
 /// A cuDNN whose build for the CUDA has no archive for the platform: refused, naming the
 /// cuDNN releases that have one.
 Status check_cudnn_platform(const Catalog& c, const Resolution& res) {
     const auto& b = *res.cudnn_build;
     if (b.platforms.count(res.platform)) {
         return Ok{};
+    }
+    if (res.cudnn->build_unknown(b.cuda, res.platform)) {
+        return Error(ErrorCode::not_found, unknown_build_text(*res.cudnn, b.cuda, res.platform))
+            .with_hint(known_in_part_hint(c, res));
     }
     std::vector<std::string> have;
     const CudnnRelease* alt = nullptr; // the newest of the same series, else major, else any
@@ -387,6 +462,21 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
                     res.archives.push_back({name, res.cudnn->version, e->second, std::nullopt});
                 }
             }
+            if (const auto& part = res.cudnn->known_in_part) {
+                std::string names;
+                for (const auto& n : part->components) {
+                    if (n != "cudnn_samples") { // sources, never installed
+                        names += (names.empty() ? "" : ", ") + n;
+                    }
+                }
+                res.notes.push_back("cuDNN " + res.cudnn->version.str() +
+                                    " is known from the opening of NVIDIA's index " + part->index +
+                                    " alone: its archive's sha256 and size are NVIDIA's" +
+                                    (names.empty()
+                                         ? std::string()
+                                         : "; what else the index lists (" + names +
+                                               ") is not known, so it is installed without them"));
+            }
         }
     }
     for (const auto& a : res.archives) {
@@ -394,6 +484,10 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
         res.unknown_sizes += a.artifact.size ? 0u : 1u;
     }
 }
+
+/// The first CUDA whose index no longer carries cuda_compat: NVIDIA moved it to the per-driver
+/// index (compute/nvidia-driver/redist/redistrib_<driver>.json; cuda-2026-12-supplement.json).
+const Version k_compat_per_driver = *Version::try_parse("13.4");
 
 /// --compat: the release's cuda_compat archive for the platform. A release that has none (a
 /// runfile, an index without it, 13.4 on) is not_found, naming the releases that have one.
@@ -416,6 +510,21 @@ Status add_compat(const Catalog& c, Resolution& res) {
         res.total_size += artifact->size.value_or(0);
         res.unknown_sizes += artifact->size ? 0u : 1u;
         return Ok{};
+    }
+    if (cuda.source == CudaSource::redist && !comp &&
+        Version::compare_numeric(cuda.version, k_compat_per_driver) >= 0) {
+        // from 13.4 NVIDIA ships cuda_compat with the driver, in a per-driver index: not known
+        // here, which is not the same as not shipped
+        return Error(ErrorCode::not_found,
+                     "the forward-compatibility libraries (cuda_compat) for CUDA " +
+                         cuda.version.truncated(2).str() +
+                         " are not known: from CUDA 13.4 NVIDIA ships them in a per-driver index "
+                         "(nvidia-driver/redist/redistrib_<driver>.json), and the manifests know "
+                         "none that carries cuda_compat for CUDA " +
+                         cuda.version.truncated(2).str())
+            .with_hint("NVIDIA's package repositories have cuda-compat-" +
+                       std::to_string(cuda.version.major()) + "-" +
+                       std::to_string(cuda.version.minor()));
     }
     std::vector<std::string> have;
     for (const auto& r : c.cuda) {
@@ -793,20 +902,36 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
     CUDAENV_TRY(take_platform(c, res, opt));
     if (want_cudnn) {
         res.cudnn = newest_cudnn_on(c, *want_cudnn, res.cuda->version, res.platform);
-        if (!res.cudnn && res.framework_variant && !opt.cudnn && want_cudnn->size() > 1) {
-            // the wheels' exact cuDNN is not one the manifests carry: the newest of its series,
-            // else of its major (the framework's rule, checked below, says whether it may)
+        if (res.framework_variant && !opt.cudnn && want_cudnn->size() > 1 &&
+            !has_build_on(res.cudnn, res.cuda->version, res.platform)) {
+            // the wheels' exact cuDNN is not one the manifests have for this CUDA and platform:
+            // the newest of its series, else of its major (the framework's rule, checked below,
+            // says whether it may), said as a pin not met
+            std::string why = pin_unmet_reason(c, *want_cudnn, *res.cuda, res.platform);
             for (std::size_t parts : {std::size_t{2}, std::size_t{1}}) {
-                if (!res.cudnn && want_cudnn->size() > parts) {
-                    res.cudnn = newest_cudnn_on(
-                        c, want_cudnn->truncated(parts), res.cuda->version, res.platform);
+                const CudnnRelease* instead =
+                    want_cudnn->size() > parts
+                        ? known_cudnn_on(
+                              c, want_cudnn->truncated(parts), res.cuda->version, res.platform)
+                        : nullptr;
+                if (!instead) {
+                    continue;
                 }
-            }
-            if (res.cudnn) {
-                res.notes.push_back("cuDNN " + want_cudnn->str() + " (what the " +
-                                    res.framework_variant->tag +
-                                    " wheels pin) is not in the manifests: cuDNN " +
-                                    res.cudnn->version.str() + " instead");
+                res.cudnn = instead;
+                PinNotMet pin{"cudnn", want_cudnn->str(), {}, instead->version.str(), why};
+                for (const auto& [dist, req] : res.framework_variant->pins) {
+                    if (dist.rfind("nvidia-cudnn", 0) == 0) {
+                        pin.pin = dist + req;
+                    }
+                }
+                res.notes.push_back(
+                    "cuDNN " + want_cudnn->str() + " (what the " + res.framework_variant->tag +
+                    " wheels pin" + (pin.pin.empty() ? "" : ": " + pin.pin) + ") " + why +
+                    ": cuDNN " + instead->version.str() + " instead, the newest cuDNN " +
+                    want_cudnn->truncated(parts).str() + " the manifests have for CUDA " +
+                    res.cuda->version.truncated(2).str() + " on " + res.platform);
+                res.pins_not_met.push_back(std::move(pin));
+                break;
             }
         }
         if (!res.cudnn) {
@@ -820,6 +945,21 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         res.cudnn_build = res.cudnn->build_for(res.cuda->version);
         if (res.cudnn_build) {
             CUDAENV_TRY(check_cudnn_platform(c, res));
+        }
+        if (res.pins_not_met.empty()) {
+            // a newer release the SPEC allows whose build for this platform is not known
+            // (its index is known only in part) was passed over: say so, never silently
+            for (auto it = c.cudnn.rbegin(); it != c.cudnn.rend() && &*it != res.cudnn; ++it) {
+                const auto* b = want_cudnn->is_prefix_of(it->version)
+                                    ? it->build_for(res.cuda->version)
+                                    : nullptr;
+                if (b && it->build_unknown(b->cuda, res.platform)) {
+                    res.notes.push_back(unknown_build_text(*it, b->cuda, res.platform) +
+                                        "; cuDNN " + res.cudnn->version.str() +
+                                        " is the newest known for it");
+                    break;
+                }
+            }
         }
         if (res.cudnn_build && !res.cudnn_build->covers(res.cuda->version)) {
             const auto& b = *res.cudnn_build;

@@ -51,6 +51,20 @@ struct ResolvedArchive {
     std::optional<RunfileSelection> runfile; ///< set for a runfile installer
 };
 
+/// A framework's pin this resolution does not meet (docs/spec.md, "Framework pins"): what the
+/// wheels pin, what is used instead, and why.
+struct PinNotMet {
+    std::string what;   ///< "cudnn"
+    std::string pinned; ///< "9.24.0.43"
+    std::string pin;    ///< as the wheels state it: "nvidia-cudnn-cu13==9.24.0.43" (or empty)
+    std::string used;   ///< "9.27.0.42"
+    std::string why;    ///< "not known for linux-sbsa: ..."
+};
+
+/// "the cu130 wheels pin cuDNN 9.24.0.43 (nvidia-cudnn-cu13==9.24.0.43), which is not known for
+/// linux-sbsa (...): cuDNN 9.27.0.42 is used instead" -- one line, for install's notes.
+std::string pin_not_met_text(const PinNotMet& pin);
+
 struct Resolution {
     std::string spec;
     const manifest::Framework* framework = nullptr;
@@ -75,6 +89,8 @@ struct Resolution {
     std::vector<std::string> not_installable;
     /// Things worth saying that do not block (an untested but compatible pair).
     std::vector<std::string> notes;
+    /// The framework's pins not met (each also said in `notes`).
+    std::vector<PinNotMet> pins_not_met;
     /// --compat: the archives hold cuda_compat. The PCI ids NVIDIA supports forward
     /// compatibility on are not in the catalog: the caller that has the GPU tables fills
     /// `forward_compat_gpus` (activate::CompatFile's list) before install writes it.

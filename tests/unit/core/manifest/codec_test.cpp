@@ -313,3 +313,37 @@ TEST(BuiltinManifests, LoadFrameworksForOneName) {
     EXPECT_EQ(names("").size(), 3u);
     EXPECT_TRUE(names("mxnet").empty());
 }
+
+// A cuDNN release known in part says what is not known; a malformed statement of it is refused
+// like any other field (an unsafe index path, a platform cudaenv does not know).
+TEST(ManifestLoad, KnownInPartIsReadAndChecked) {
+    auto doc = json::parse(std::string(R"({
+      "schema": "cudaenv.manifest/1", "kind": "cudnn", "version": "9.24.0.43", "major": 9,
+      "layout": "redist", "builds": [{"cuda": "13", "platforms": {"linux-x86_64": {
+        "path": "cudnn/redist/cudnn/x.tar.xz", "sha256": ")") +
+                           k_sha + R"(", "size": 1}}}],
+      "known_in_part": {"index": "cudnn/redist/redistrib_9.24.0.json", "source": "excerpt",
+        "unknown_builds": [{"cuda": "13", "platform": "linux-sbsa"}],
+        "unknown_components": ["cudnn_jit"]}})");
+    auto r = parse_cudnn_release(doc, "9.24.0.43.json");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(r->build_unknown("13", "linux-sbsa"));
+    EXPECT_FALSE(r->build_unknown("13", "linux-x86_64"));
+    EXPECT_FALSE(r->build_unknown("12", "linux-sbsa"));
+    EXPECT_EQ(r->known_in_part->components, std::vector<std::string>{"cudnn_jit"});
+    for (auto [key, bad] : {std::pair{"/index", json("../redistrib_9.24.0.json")},
+                            std::pair{"/unknown_builds/0/platform", json("windows-x86_64")},
+                            std::pair{"/source", json("")}}) {
+        auto broken = doc;
+        broken["known_in_part"][json::json_pointer(key)] = bad;
+        auto e = parse_cudnn_release(broken, "9.24.0.43.json");
+        ASSERT_FALSE(e) << key;
+        EXPECT_EQ(e.error().code, ErrorCode::integrity);
+        EXPECT_TRUE(e.error().message.find("known_in_part") != std::string::npos ||
+                    e.error().message.find("'source'") != std::string::npos)
+            << e.error().message;
+    }
+    auto plain = doc;
+    plain.erase("known_in_part");
+    EXPECT_FALSE(parse_cudnn_release(plain, "9.24.0.43.json")->build_unknown("13", "linux-sbsa"));
+}

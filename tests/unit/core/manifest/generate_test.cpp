@@ -262,3 +262,67 @@ TEST(GenerateManifests, DriverMinimumsAgreeWithTheDriversNvidiaBundles) {
     }
     EXPECT_GE(checked, 45);
 }
+
+// cuDNN 9.21.0 and 9.23.0-9.28.1 from the opening of NVIDIA's index pages: the archives shown
+// (with NVIDIA's sha256 and size), the release date, and what the excerpt does not show marked
+// not known; 9.21.0.82, known before by its hashes alone (Spack), is completed, not replaced.
+TEST(GenerateManifests, CudnnExcerptsAreKnownInPart) {
+    auto cat = load_catalog(CUDAENV_TEST_MANIFESTS);
+    ASSERT_TRUE(cat) << cat.error().message;
+    for (const char* v : {"9.21.0.82",
+                          "9.23.0.39",
+                          "9.23.1.3",
+                          "9.23.2.1",
+                          "9.24.0.43",
+                          "9.24.1.1",
+                          "9.25.0.15",
+                          "9.25.1.1",
+                          "9.26.0.51",
+                          "9.26.1.1",
+                          "9.28.0.42",
+                          "9.28.1.4"}) {
+        const auto* r = cat->newest_cudnn(*Version::try_parse(v));
+        ASSERT_NE(r, nullptr) << v;
+        ASSERT_TRUE(r->known_in_part) << v;
+        EXPECT_FALSE(r->release_date.empty()) << v;
+        EXPECT_TRUE(r->redistrib.empty()) << v; // the index's bytes are not known: no pin
+        EXPECT_EQ(r->known_in_part->components,
+                  (std::vector<std::string>{"cudnn_jit", "cudnn_samples"}));
+        for (const auto& b : r->builds) {
+            EXPECT_TRUE(b.extras.empty());
+            for (const auto& [p, a] : b.platforms) {
+                // the one archive the excerpts do not show (Spack's hash) has no size
+                bool spack = std::string(v) == "9.21.0.82" && b.cuda == "13" && p == "linux-sbsa";
+                EXPECT_EQ(a.size.has_value(), !spack) << v << " " << b.cuda << " " << p;
+                EXPECT_FALSE(a.path.empty());
+            }
+        }
+        bool sbsa13 = r->build_for(*Version::try_parse("13.0"))->platforms.count("linux-sbsa");
+        // 9.21.0's SBSA build for CUDA 13 is known from Spack's hash; the others' is not known
+        EXPECT_EQ(sbsa13, std::string(v) == "9.21.0.82") << v;
+        EXPECT_EQ(r->build_unknown("13", "linux-sbsa"), !sbsa13) << v;
+        EXPECT_FALSE(r->build_unknown("12", "linux-sbsa")) << v;
+    }
+    // releases with a saved index (9.22.0, 9.27.0) stay known in full
+    EXPECT_FALSE(cat->newest_cudnn(*Version::try_parse("9.22.0"))->known_in_part);
+    EXPECT_FALSE(cat->newest_cudnn(*Version::try_parse("9.27.0"))->known_in_part);
+}
+
+// An excerpt whose sha256 disagrees with what a saved index or facts.json already say stops
+// the generator: two sources for one archive must agree.
+TEST(GenerateManifests, ACudnnExcerptThatDisagreesStopsTheGenerator) {
+    fs::path ref = CUDAENV_TEST_REFERENCE;
+    test::TempDir copy;
+    fs::copy(ref, copy.path(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    auto f = copy.path() / "cudnn-redist-excerpts-2026.json";
+    auto text = test::read_all(f);
+    // 9.21.0.82's x86_64 CUDA 13 archive, which facts.json knows by Spack's hash
+    auto at = text.find("f52b44a8cd5e9560ace9e2656771b2f03598ddee2cf41cf252b8a29867e5381c");
+    ASSERT_NE(at, std::string::npos);
+    text[at] = 'e';
+    copy.write("cudnn-redist-excerpts-2026.json", text);
+    test::TempDir out;
+    auto r = generate_manifests(copy.path(), out.path());
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("disagrees"), std::string::npos) << r.error().message;
+}

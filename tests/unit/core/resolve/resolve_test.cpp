@@ -652,3 +652,94 @@ TEST(ReleasesWithPlatform, JoinsTheCatalogsRuns) {
     EXPECT_EQ(releases_with_platform(catalog(), "linux-aarch64"), "11.8, 12.0-12.2, 12.4-12.9");
     EXPECT_EQ(releases_with_platform(catalog(), "linux-ppc64le"), "");
 }
+
+// cuDNN 9.23-9.28 are known from the opening of NVIDIA's index pages alone: the archives shown
+// there install, what is not shown is refused as not known (never as absent), and a framework's
+// exact pin that cannot be met here is said, with what is used instead and why.
+TEST(ResolveKnownInPart, Torch214Cu130GetsTheCudnnItsWheelsPin) {
+    auto r = run("torch-2.14+cu130");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_TRUE(r->cudnn);
+    EXPECT_EQ(r->cudnn->version.str(), "9.24.0.43");
+    EXPECT_TRUE(r->pins_not_met.empty());
+    const ResolvedArchive* dnn = nullptr;
+    for (const auto& a : r->archives) {
+        EXPECT_NE(a.component, "cudnn_jit"); // not known for 9.24.0: never guessed
+        if (a.component == "cudnn") {
+            dnn = &a;
+        }
+    }
+    ASSERT_TRUE(dnn);
+    EXPECT_EQ(dnn->artifact.sha256,
+              "63f1900222c69ee7e94583408181ccdb988dc2833531ce6bde0df43bbdd04a6d");
+    EXPECT_EQ(dnn->artifact.size, 913717900u);
+    bool said = false;
+    for (const auto& n : r->notes) {
+        said = said || n.find("(cudnn_jit) is not known") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+}
+
+TEST(ResolveKnownInPart, AnUnknownBuildIsRefusedAsNotKnown) {
+    ResolveOptions o;
+    o.platform = "linux-sbsa";
+    auto r = run("13.0+cudnn-9.24.0", o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::not_found);
+    EXPECT_NE(r.error().message.find("cuDNN 9.24.0.43 for CUDA 13 on linux-sbsa is not known"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(r.error().message.find("has no"), std::string::npos);
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_NE(r.error().hints[0].find("+cudnn-9.27.0.42"), std::string::npos) << r.error().hints[0];
+    // what the excerpt shows for SBSA (CUDA 12) installs
+    auto cuda12 = run("12.9+cudnn-9.24.0", o);
+    ASSERT_TRUE(cuda12) << cuda12.error().message;
+    EXPECT_EQ(cuda12->archives.back().artifact.sha256,
+              "802f6f1138537f5f845322dc27f67a1055047dcb26d37fc2ad94a5e65ef728ee");
+    // a plain major passes over the newest releases whose SBSA build is not known, saying so
+    auto major = run("13.0+cudnn9", o);
+    ASSERT_TRUE(major) << major.error().message;
+    EXPECT_EQ(major->cudnn->version.str(), "9.27.0.42");
+    bool said = false;
+    for (const auto& n : major->notes) {
+        said = said || n.find("cuDNN 9.28.1.4 for CUDA 13 on linux-sbsa is not known") == 0;
+    }
+    EXPECT_TRUE(said);
+}
+
+TEST(ResolveKnownInPart, AFrameworkPinNotKnownForThePlatformIsSaid) {
+    ResolveOptions o;
+    o.platform = "linux-sbsa";
+    auto r = run("torch-2.14+cu130", o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->cudnn->version.str(), "9.27.0.42");
+    ASSERT_EQ(r->pins_not_met.size(), 1u);
+    const auto& p = r->pins_not_met[0];
+    EXPECT_EQ(p.what, "cudnn");
+    EXPECT_EQ(p.pinned, "9.24.0.43");
+    EXPECT_EQ(p.pin, "nvidia-cudnn-cu13==9.24.0.43");
+    EXPECT_EQ(p.used, "9.27.0.42");
+    EXPECT_EQ(p.why.rfind("is not known for linux-sbsa", 0), 0u) << p.why;
+    EXPECT_NE(pin_not_met_text(p).find("cuDNN 9.27.0.42 is used instead"), std::string::npos);
+    // --cudnn names it: no substitute, the refusal
+    o.cudnn = v("9.24.0.43");
+    auto asked = run("torch-2.14+cu130", o);
+    ASSERT_FALSE(asked);
+    EXPECT_NE(asked.error().message.find("is not known"), std::string::npos);
+}
+
+// From 13.4 cuda_compat is in NVIDIA's per-driver index, not the CUDA index: with no such index
+// known, --compat is refused as not known (never as "has none").
+TEST(ResolveCompat, From134ItIsNotKnownWithoutThePerDriverIndex) {
+    ResolveOptions o;
+    o.compat = true;
+    auto r = run("13.4", o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::not_found);
+    EXPECT_NE(r.error().message.find("(cuda_compat) for CUDA 13.4 are not known: from CUDA 13.4 "
+                                     "NVIDIA ships them in a per-driver index"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(r.error().message.find("has no"), std::string::npos);
+}
