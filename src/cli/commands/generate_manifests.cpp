@@ -39,6 +39,7 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                    {"framework_rows", r.framework_rows},
                    {"gpus", r.gpus},
                    {"registry_checked", r.registry_checked},
+                   {"cublas_patches", r.cublas_patches},
                    {"frameworks", [&] {
                         nlohmann::json f = nlohmann::json::object();
                         for (const auto& [name, c] : r.frameworks) {
@@ -54,7 +55,8 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                  << r.cuda_runfile << " runfile-only, " << r.cudnn << " cuDNN releases, "
                  << r.framework_rows << " TensorFlow rows, " << r.gpus << " GPUs; "
                  << r.registry_checked << " redistrib files matched the pinned registry; "
-                 << r.index_pinned << " releases pinned by their index alone\n";
+                 << r.index_pinned << " releases pinned by their index alone; " << r.cublas_patches
+                 << " cuBLAS patches\n";
         for (const auto& [name, c] : r.frameworks) {
             *ctx.out << "  " << name << ": " << c.rows << " rows, " << c.variants
                      << " CUDA builds, " << c.values << " values (" << c.primary

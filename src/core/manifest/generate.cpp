@@ -3,6 +3,8 @@
 #include "../fs.hpp"
 #include "../sha256.hpp"
 #include "codec.hpp"
+#include "cublas_patches.hpp"
+#include "generate_cublas.hpp"
 #include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
@@ -1135,6 +1137,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
                                            {"indexes.json", render(indexes_to_json(pinned))}};
     if (auto support = CUDAENV_TRY(gpu_support(ref, report))) {
         top["gpu-support.json"] = render(gpu_support_to_json(*support));
+    }
+    if (auto patches = CUDAENV_TRY(cublas_patches_from_reference(ref, report))) {
+        top[k_cublas_file] = render(cublas_patches_to_json(*patches));
     }
     for (const auto& [name, content] : top) {
         auto existing = read_text_file(out / name);

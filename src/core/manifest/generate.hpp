@@ -10,6 +10,7 @@
 //   cudnn/<v>.json    cudnn redistrib files where saved, else facts' cudnn_releases (7.6 on)
 //   frameworks/tensorflow.json, gpus.json, rules.json   from facts
 //   gpu-support.json  gpus/: GPUs by PCI id, architectures' last branches, branch end of life
+//   cublas.json       advisories.json's cublas_patches: NVIDIA's cuBLAS patch releases
 //   cudaenv-supplement.json beside facts.json adds Table 3 rows, driver branches, compilers
 // profiles.json is the project's own choice and is not generated.
 #pragma once
@@ -39,6 +40,7 @@ struct GenerateReport {
     std::map<std::string, FrameworkCount> frameworks;
     std::size_t gpus = 0;
     std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
+    std::size_t cublas_patches = 0;   ///< NVIDIA's cuBLAS patch releases in cublas.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as
