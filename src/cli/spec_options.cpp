@@ -19,6 +19,11 @@ void add_spec_options(CLI::App& sub, SpecOptions& o) {
         o.compat,
         "add NVIDIA's forward-compatibility libraries (cuda_compat): the version then runs "
         "on an older data-center driver (docs/compat.md)");
+    sub.add_option("--patch",
+                   o.patch,
+                   "cublas: the newest cuBLAS patch NVIDIA published for the release, in place "
+                   "of its own libcublas; cublas=LABEL: that patch; none: the release's own "
+                   "(docs/manifests.md, cublas.json)");
 }
 
 } // namespace cudaenv::cli

@@ -7,6 +7,8 @@ writes
     DIR/mirror/    a tree laid out like https://developer.download.nvidia.com/compute:
                    cuda/redist/redistrib_<v>.json, cuda/redist/<comp>/linux-x86_64/<comp>-linux-x86_64-<v>-archive.tar.xz,
                    cudnn/redist/redistrib_<v>.json, cudnn/redist/cudnn/linux-x86_64/cudnn-...-archive.tar.xz,
+                   (with cublas=True) cublas/redist/redistrib_<label>.json,
+                   cublas/redist/libcublas/linux-x86_64/libcublas-linux-x86_64-<v>_cuda12-archive.tar.xz,
                    redist/cudnn/v8.2.4/cudnn-11.4-linux-x64-v8.2.4.15.tgz (the old cuda/lib64 layout)
     DIR/reference/ NVIDIA-format redistrib files and a small facts.json, the generator's input
     DIR/manifests/ cudaenv manifests made from DIR/reference by `cudaenv __generate-manifests`
@@ -144,6 +146,60 @@ CUDNN_EXCERPT = {
     "9.24.0.43": {"label": "9.24.0", "variants": ["13"], "libdir": "lib", "date": "2026-07-02",
                   "jit": True},
 }
+
+# cuBLAS patch releases (NVIDIA's own index tree from March 2026: compute/cublas/redist/
+# redistrib_<label>.json, release_product "cublas", one component libcublas whose archives are
+# nested by cuda_variant): label -> libcublas version, date, the CUDA line the reference says it
+# replaces and on what basis. Built with cublas=True, for CUDA 12.4.1 (libcublas 12.4.5.8).
+CUBLAS_PATCHES = {
+    "12.4.6": {"version": "12.4.6.3", "date": "2026-03-16", "line": "12.4",
+               "basis": "INFERRED from version numbering (fixture)", "fixes": None},
+    "12.4.7": {"version": "12.4.7.1", "date": "2026-10-29", "line": "12.4",
+               "basis": "PRIMARY: the fixture's release notes name it for CUDA 12.4",
+               "fixes": {"bug": "cublasLtMatmul() gave wrong results in the fixture",
+                         "source": "fixture release notes (PRIMARY)"}},
+}
+
+
+def build_cublas_patch(compilers, mirror, label, spec):
+    """One patch release in NVIDIA's layout: its index and, per platform, an archive holding real
+    libcublas.so.<v> and libcublasLt.so.<v> (cublasGetVersion_v2 answering the patch's version)."""
+    v = spec["version"]
+    major = v.split(".")[0]
+    number = int(v.split(".")[0]) * 10000 + int(v.split(".")[1]) * 100 + int(v.split(".")[2])
+    libs = [(f"libcublasLt.so.{v}", f"libcublasLt.so.{major}", ["libcublasLt.so"],
+             f"int cublasLtGetVersion(void) {{ return {number}; }}"),
+            (f"libcublas.so.{v}", f"libcublas.so.{major}", ["libcublas.so"],
+             f"int cublasGetVersion_v2(void *h, int *v) {{ (void)h; *v = {number}; return 0; }}")]
+    entry = {"name": "CUDA cuBLAS", "license": "CUDA Toolkit", "version": v}
+    for plat, compiler in compilers.items():
+        if plat not in ("linux-x86_64", "linux-sbsa"):
+            continue  # NVIDIA's cuBLAS patch indexes list no linux-aarch64 (Jetson) archive
+        top = f"libcublas-{plat}-{v}_cuda{major}-archive"
+        rel = f"libcublas/{plat}/{top}.tar.xz"
+        files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None),
+                 ("include/cublas_api.h", f"#define CUBLAS_VER_PATCH {v.split('.')[2]}\n".encode(),
+                  0o644, "file", None)]
+        files += lib_files(compiler, "lib", libs)
+        out = mirror / "cublas" / "redist" / rel
+        write_archive(out, top, files)
+        entry[plat] = {f"cuda{major}": {"relative_path": rel, "sha256": sha256(out),
+                                        "md5": hashlib.md5(out.read_bytes()).hexdigest(),
+                                        "size": str(out.stat().st_size)}}
+    entry["cuda_variant"] = [major]
+    index = {"release_date": spec["date"], "release_label": label, "release_product": "cublas",
+             "libcublas": entry}
+    (mirror / "cublas" / "redist" / f"redistrib_{label}.json").write_text(json.dumps(index, indent=4))
+    # the reference's transcription of it (advisories.json's cublas_patches, as
+    # ../shared/reference writes it)
+    return {"release_label": label, "version": v, "release_date": spec["date"],
+            "cuda_variant": [major],
+            "index_url": f"{NVIDIA}/cublas/redist/redistrib_{label}.json",
+            "applies_to_cuda_line": spec["line"], "applies_basis": spec["basis"],
+            "fixes": spec["fixes"] or {"bug": "NOT FOUND (fixture)", "source": None},
+            "archives": {p: a for p, a in entry.items() if p.startswith("linux-")},
+            "source": "fixture_mirror.py"}
+
 
 CUDNN_LIBS = {
     8: ["libcudnn", "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer",
@@ -461,8 +517,10 @@ def supplement():
             "sm_support": [{"cuda": "13.4", "same_as": "12.4", "source": "fixture"}]}
 
 
-def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLATFORM,)):
-    """The mirror for `platforms` (each release built for those of them NVIDIA ships it for)."""
+def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLATFORM,), cublas=False):
+    """The mirror for `platforms` (each release built for those of them NVIDIA ships it for);
+    with `cublas`, NVIDIA's cuBLAS patch tree too (CUBLAS_PATCHES) and the reference's
+    advisories.json that describes it."""
     out = Path(out)
     mirror = out / "mirror"
     ref = out / "reference"
@@ -494,6 +552,10 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
                 excerpts.append(cudnn_excerpt(json.loads(text), spec))
             (ref / "cudnn-redist-excerpts-2026.json").write_text(json.dumps(
                 {"_about": "fixture: the opening of NVIDIA's index pages", "releases": excerpts}, indent=1))
+        if cublas:
+            patches = [build_cublas_patch(ccs, mirror, label, spec) for label, spec in CUBLAS_PATCHES.items()]
+            (ref / "advisories.json").write_text(json.dumps(
+                {"_about": "fixture", "cublas_patches": {"_about": "fixture", "patches": patches}}, indent=1))
         # the old tgz layout: x86_64 and SBSA files (Jetson's came with JetPack, not as a tgz)
         tgz = {}
         for plat in [p for p in TGZ_PATHS if p in ccs] or [PLATFORM]:

@@ -41,6 +41,7 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                    {"gpus", r.gpus},
                    {"registry_checked", r.registry_checked},
                    {"advisories", r.advisories},
+                   {"cublas_patches", r.cublas_patches},
                    {"frameworks", [&] {
                         nlohmann::json f = nlohmann::json::object();
                         for (const auto& [name, c] : r.frameworks) {
@@ -57,7 +58,8 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                  << r.cudnn_in_part << " known in part), " << r.framework_rows
                  << " TensorFlow rows, " << r.gpus << " GPUs; " << r.registry_checked
                  << " redistrib files matched the pinned registry; " << r.index_pinned
-                 << " releases pinned by their index alone; " << r.advisories << " advisories\n";
+                 << " releases pinned by their index alone; " << r.cublas_patches
+                 << " cuBLAS patches; " << r.advisories << " advisories\n";
         for (const auto& [name, c] : r.frameworks) {
             *ctx.out << "  " << name << ": " << c.rows << " rows, " << c.variants
                      << " CUDA builds, " << c.values << " values (" << c.primary

@@ -67,6 +67,10 @@ nlohmann::json installed_json(const ops::InstalledList& l) {
             item["cuda"] = v.cuda;
             item["cudnn"] = v.cudnn.empty() ? nlohmann::json() : nlohmann::json(v.cudnn);
             item["profile"] = v.profile;
+            item["cublas_patch"] =
+                v.cublas_patch.empty()
+                    ? nlohmann::json()
+                    : nlohmann::json{{"label", v.cublas_patch}, {"version", v.cublas_version}};
             item["platform"] = v.platform;
             item["bytes"] = v.bytes;
         }
@@ -125,6 +129,9 @@ void print_installed(Context& ctx, const ops::InstalledList& l) {
         }
         *ctx.out << " cuDNN " << std::setw(11) << (v.cudnn.empty() ? "-" : v.cudnn) << std::setw(9)
                  << v.profile << std::right << std::setw(10) << human_size(v.bytes)
+                 << (v.cublas_patch.empty()
+                         ? ""
+                         : "  cuBLAS patch " + v.cublas_patch + " (" + v.cublas_version + ")")
                  << (v.upstream ? "  [machine-wide: " + v.root.string() + ", read-only]" : "")
                  << note_of(l, lv) << "\n";
     }

@@ -187,7 +187,7 @@ int run_mirror(const MirrorCli& o, Context& ctx) {
     }
     ops::MirrorRequest request{o.specs,
                                o.to,
-                               {o.cuda, o.cudnn, o.profile, "", o.compat},
+                               {o.cuda, o.cudnn, o.profile, "", o.compat, {}},
                                o.platforms,
                                o.jobs,
                                o.dry_run,

@@ -111,6 +111,36 @@ void releases_json(nlohmann::json& j, const Resolution& r) {
     }
 }
 
+nlohmann::json patch_json(const manifest::CublasPatch& p) {
+    using nlohmann::json;
+    return json{{"label", p.label},
+                {"version", p.version.str()},
+                {"release_date", p.release_date},
+                {"replaces", p.replaces.str()},
+                {"replaces_basis", p.replaces_inferred ? "inferred" : "stated"},
+                {"replaces_source", p.replaces_source},
+                {"fixes", p.fixes.empty() ? json() : json(p.fixes)},
+                {"fixes_source", p.fixes.empty() ? json() : json(p.fixes_source)}};
+}
+
+/// "cublas": the newest patch NVIDIA published for the release's cuBLAS (null: none), whether
+/// the archives take it (--patch), and every applicable one.
+nlohmann::json cublas_json(const Resolution& r) {
+    using nlohmann::json;
+    const auto* own = r.cuda->component("libcublas");
+    json all = json::array();
+    for (const auto* p : r.cublas_patches) {
+        all.push_back(p->label);
+    }
+    const auto* shown = r.cublas_patch             ? r.cublas_patch
+                        : r.cublas_patches.empty() ? nullptr
+                                                   : r.cublas_patches.front();
+    return json{{"release_version", own ? json(own->version.str()) : json()},
+                {"patched", r.cublas_patch != nullptr},
+                {"patch", shown ? patch_json(*shown) : json()},
+                {"patches", all}};
+}
+
 nlohmann::json resolution_json(const Resolution& r) {
     using nlohmann::json;
     json j{{"command", "resolve"}, {"ok", true}, {"spec", r.spec}, {"version", r.version_name()}};
@@ -139,6 +169,7 @@ nlohmann::json resolution_json(const Resolution& r) {
         archives.push_back(artifact_json(a));
     }
     j["archives"] = archives;
+    j["cublas"] = cublas_json(r);
     j["total_size"] = r.total_size;
     j["unknown_sizes"] = r.unknown_sizes;
     j["installable"] = r.installable();
@@ -280,12 +311,39 @@ void print_archives(const Rows& row, const Resolution& r) {
     }
 }
 
+/// The cuBLAS patch taken (--patch), or the newest NVIDIA published for the release, and
+/// whether the toolkit line it is for is inferred.
+void print_cublas(const Rows& row, const Resolution& r) {
+    const auto* p = r.cublas_patch             ? r.cublas_patch
+                    : r.cublas_patches.empty() ? nullptr
+                                               : r.cublas_patches.front();
+    if (!p) {
+        return;
+    }
+    const auto* own = r.cuda->component("libcublas");
+    std::string line = "patch " + p->label + " (libcublas " + p->version.str() +
+                       (p->release_date.empty() ? "" : ", " + p->release_date) + ")";
+    line += r.cublas_patch ? " in place of the release's own" : " newer than the release's own";
+    if (own) {
+        line += " " + own->version.str();
+    }
+    line += p->replaces_inferred ? "; for the " + p->replaces.str() +
+                                       " line by inference from its version numbering (inferred)"
+                                 : "; NVIDIA names it for the " + p->replaces.str() + " line";
+    row("cuBLAS", line);
+    row("fixes", p->fixes.empty() ? "not known" : p->fixes + " (" + p->fixes_source + ")");
+    if (!r.cublas_patch) {
+        row("", "install it with --patch cublas");
+    }
+}
+
 void print_text(std::ostream& o, const Resolution& r) {
     Rows row{o};
     print_framework(row, r);
     print_releases(row, r);
     print_needs(row, *r.cuda);
     print_archives(row, r);
+    print_cublas(row, r);
     for (const auto& n : r.notes) {
         o << "note: " << n << "\n";
     }

@@ -171,6 +171,30 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
                        : "first driver " + first_drivers(a) + " (was " + first_drivers(b) + ")";
         },
         out);
+    // cuBLAS patch releases (cublas.json): a new one reaches `install --patch cublas` with the
+    // set, no new binary
+    auto replaces = [](const manifest::CublasPatch& p) {
+        return "for CUDA " + p.replaces.str() + (p.replaces_inferred ? " (inferred)" : "");
+    };
+    diff_by(
+        before.cublas_patches,
+        after.cublas_patches,
+        [](const manifest::CublasPatch& p) { return "cuBLAS patch " + p.label; },
+        [&](const manifest::CublasPatch& p) {
+            return "libcublas " + p.version.str() + ", released " + p.release_date + ", " +
+                   replaces(p);
+        },
+        [&](const manifest::CublasPatch& b, const manifest::CublasPatch& a) {
+            std::vector<std::string> d;
+            if (replaces(b) != replaces(a)) {
+                d.push_back(replaces(a) + " (was " + replaces(b) + ")");
+            }
+            if (b.fixes != a.fixes) {
+                d.push_back("fixes: " + (a.fixes.empty() ? std::string("not known") : a.fixes));
+            }
+            return join(d, "; ");
+        },
+        out);
     return out;
 }
 
@@ -227,6 +251,13 @@ std::vector<Pin> pins_of(const manifest::Catalog& c) {
                         "cuDNN " + v + " " + extra + " for CUDA " + b.cuda + " " + platform);
                 }
             }
+        }
+    }
+    for (const auto& p : c.cublas_patches) {
+        for (const auto& [platform, a] : p.platforms) {
+            add(a,
+                "cublas " + p.version.str() + " libcublas " + platform,
+                "cuBLAS patch " + p.label + " libcublas " + platform);
         }
     }
     for (const auto& p : c.pinned_indexes) {

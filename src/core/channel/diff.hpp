@@ -1,6 +1,7 @@
 // What a manifests set changes against another (`update --check`, and what `update` reports):
 // releases it adds or drops, and verdicts it changes -- a CUDA release's driver minimum or GPU
-// range, a cuDNN's CUDA builds, a framework's tested pair, a GPU's first driver.
+// range, a cuDNN's CUDA builds, a framework's tested pair, a GPU's first driver, a cuBLAS patch
+// release (cublas.json).
 #pragma once
 
 #include "../error.hpp"

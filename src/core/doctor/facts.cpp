@@ -317,6 +317,14 @@ const Toolkit& Facts::toolkit() {
             if (auto rec = store::decode_version_record(*text, "record")) {
                 t.cuda = Version::try_parse(rec->cuda);
                 t.cudnn = Version::try_parse(rec->cudnn);
+                for (const auto& c : rec->components) {
+                    if (c.component == "libcublas") {
+                        t.cublas = Version::try_parse(c.version);
+                        if (c.patch.starts_with("cublas ")) {
+                            t.cublas_patch = c.patch.substr(7);
+                        }
+                    }
+                }
             }
         }
     }

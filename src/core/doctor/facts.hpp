@@ -89,6 +89,10 @@ struct Toolkit {
     std::string selection_error;  ///< a pinned version that is not installed
     std::optional<Version> cuda;  ///< best known: cudaenv's record, version.json, nvcc, libcudart
     std::optional<Version> cudnn; ///< cudaenv's record
+    /// cudaenv's record: its libcublas component's version, and the cuBLAS patch release it
+    /// comes from (install --patch cublas: "13.4.1"; empty for the release's own).
+    std::optional<Version> cublas;
+    std::string cublas_patch;
 };
 
 class Facts {

@@ -433,7 +433,7 @@ Status compose_version(const fs::path& stage,
                                              {"version", e.version}};
             }
         }
-        components.push_back({e.component, e.version, e.sha256, e.name});
+        components.push_back({e.component, e.version, e.sha256, e.name, e.patch});
     }
     std::error_code ec;
     if (fs::is_directory(stage / "lib64", ec) &&

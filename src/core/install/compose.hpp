@@ -27,6 +27,7 @@ struct StoreEntry {
     std::string sha256;
     bool cudnn = false;
     bool runfile = false; ///< a runfile's selection: one folder per component
+    std::string patch;    ///< the patch release it comes from (VersionComponent::patch)
 };
 
 /// Builds the version in `stage` (an empty private directory), verifies it and writes its

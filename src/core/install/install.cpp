@@ -569,7 +569,10 @@ Result<Outcome> install(const store::Root& root,
                            j.archive.version.str(),
                            j.archive.artifact.sha256,
                            j.cudnn,
-                           j.archive.runfile.has_value()});
+                           j.archive.runfile.has_value(),
+                           j.archive.component == "libcublas" && res.cublas_patch
+                               ? "cublas " + res.cublas_patch->label
+                               : std::string()});
     }
     TempDir staged = CUDAENV_TRY(root.make_stage(out.version));
     const fs::path& stage = staged.path();

@@ -125,6 +125,10 @@ struct InstalledVersion {
     std::string name;
     std::string cuda;
     std::string cudnn; ///< empty when none
+    /// Its libcublas comes from a cuBLAS patch release (install --patch cublas): the patch's
+    /// label and the libcublas version; both empty for the release's own.
+    std::string cublas_patch;
+    std::string cublas_version;
     std::string profile;
     std::string platform;
     std::uint64_t bytes = 0;

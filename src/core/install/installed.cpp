@@ -47,6 +47,12 @@ std::vector<InstalledVersion> list_installed(const store::Root& root, bool inclu
         v.cuda = rec->cuda;
         v.cudnn = rec->cudnn;
         v.profile = rec->profile;
+        for (const auto& c : rec->components) {
+            if (c.component == "libcublas" && c.patch.starts_with("cublas ")) {
+                v.cublas_patch = c.patch.substr(7);
+                v.cublas_version = c.version;
+            }
+        }
         v.platform = rec->platform;
         v.bytes = rec->bytes;
         out.push_back(std::move(v));

@@ -372,7 +372,8 @@ Result<VersionCheck> check_version(const store::Root& root,
                       comp.version,
                       comp.sha256,
                       manifest::is_cudnn_component(comp.component),
-                      false};
+                      false,
+                      comp.patch};
         auto rec = store::read_store_record(se.dir);
         if (!rec) {
             bool gone = !fs::exists(fs::symlink_status(se.dir, ec));

@@ -2,6 +2,7 @@
 #include "../fs.hpp"
 #include "codec.hpp"
 #include "codec_fields.hpp"
+#include "cublas_patches.hpp"
 #include "nvidia_redist.hpp"
 
 #include <nlohmann/json.hpp>
@@ -193,6 +194,10 @@ Result<Catalog> parse_catalog(const ManifestFiles& files, const std::string& sho
     }
     if (auto doc = CUDAENV_TRY(top("gpus.json", false))) {
         c.gpus = CUDAENV_TRY(parse_gpus(*doc, shown + "/gpus.json"));
+    }
+    if (auto doc = CUDAENV_TRY(top(k_cublas_file, false))) {
+        c.cublas_patches =
+            CUDAENV_TRY(parse_cublas_patches(*doc, shown + "/" + std::string(k_cublas_file)));
     }
     auto profiles = CUDAENV_TRY(top("profiles.json", true));
     c.profiles = CUDAENV_TRY(parse_profiles(*profiles, shown + "/profiles.json"));

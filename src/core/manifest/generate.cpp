@@ -5,6 +5,8 @@
 #include "codec.hpp"
 #include "generate_advisories.hpp"
 #include "generate_cudnn_excerpts.hpp"
+#include "cublas_patches.hpp"
+#include "generate_cublas.hpp"
 #include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
 #include "nvidia_redist.hpp"
@@ -1143,6 +1145,9 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     }
     if (auto advisories = CUDAENV_TRY(generate_advisories(ref, report))) {
         top[k_advisories_file] = render(advisories_to_json(*advisories));
+    }
+    if (auto patches = CUDAENV_TRY(cublas_patches_from_reference(ref, report))) {
+        top[k_cublas_file] = render(cublas_patches_to_json(*patches));
     }
     for (const auto& [name, content] : top) {
         auto existing = read_text_file(out / name);

@@ -11,6 +11,7 @@
 //   frameworks/tensorflow.json, gpus.json, rules.json   from facts
 //   gpu-support.json  gpus/: GPUs by PCI id, architectures' last branches, branch end of life
 //   advisories.json   advisories.json (NVIDIA's bulletins) + cudaenv-advisories.json (ours)
+//   cublas.json       advisories.json's cublas_patches: NVIDIA's cuBLAS patch releases
 //   cudaenv-supplement.json beside facts.json adds Table 3 rows, driver branches, compilers
 // profiles.json is the project's own choice and is not generated.
 #pragma once
@@ -42,6 +43,7 @@ struct GenerateReport {
     std::map<std::string, FrameworkCount> frameworks;
     std::size_t gpus = 0;
     std::size_t gpu_listings = 0; ///< PCI ids (with subsystem where it matters) in gpu-support.json
+    std::size_t cublas_patches = 0;   ///< NVIDIA's cuBLAS patch releases in cublas.json
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     std::size_t advisories = 0;       ///< in advisories.json

@@ -413,9 +413,18 @@ Result<std::optional<Advisories>> generate_advisories(const fs::path& ref, Gener
             out.advisories.push_back(std::move(a));
         }
     }
+    if (out.advisories.empty()) {
+        return std::optional<Advisories>{}; // a reference with cuBLAS patches alone (a fixture)
+    }
     std::sort(out.advisories.begin(),
               out.advisories.end(),
               [](const Advisory& a, const Advisory& b) { return a.id < b.id; });
+    if (out.as_of.empty()) {
+        // no "Gathered YYYY-MM-DD" in the reference: the newest date it holds
+        for (const auto& a : out.advisories) {
+            out.as_of = std::max({out.as_of, a.published, a.updated});
+        }
+    }
     // what the manifest says must read back as it was written
     auto back =
         CUDAENV_TRY(parse_advisories(json::parse(advisories_to_json(out).dump()), file.string()));

@@ -319,6 +319,29 @@ struct GpuSupport {
     const ArchitectureSupport* architecture_of(unsigned compute_capability) const;
 };
 
+/// A cuBLAS patch release NVIDIA ships apart from the CUDA Toolkit (from March 2026), from its
+/// own index tree compute/cublas/redist/ (cublas.json, docs/manifests.md): a newer libcublas and
+/// libcublasLt for one toolkit line, installed in place of the release's own (`install --patch
+/// cublas`).
+struct CublasPatch {
+    std::string label;        ///< "13.4.1": its index's name (redistrib_13.4.1.json)
+    Version version;          ///< 13.4.1.2: the libcublas it carries
+    std::string release_date; ///< "2026-04-28"
+    unsigned cuda_major = 0;  ///< the archives' cuda_variant (13)
+    /// The toolkit line (major.minor) whose own libcublas it replaces, and whether NVIDIA (or a
+    /// quote of NVIDIA) says so or it is inferred from the version numbering, with the source.
+    Version replaces;
+    bool replaces_inferred = true;
+    std::string replaces_source;
+    std::string index;  ///< "cublas/redist/redistrib_13.4.1.json", relative to the download base
+    std::string source; ///< where the archives' values were read
+    /// What it fixes and where that is said; both empty when not known.
+    std::string fixes;
+    std::string fixes_source;
+    /// linux-x86_64, linux-sbsa: the archive (path relative to the download base).
+    std::map<std::string, Artifact, std::less<>> platforms;
+};
+
 /// A named set of CUDA components. `all` takes every component of the release except
 /// `exclude`; otherwise `includes` (other profiles) plus `components`.
 struct Profile {
@@ -358,6 +381,8 @@ struct Catalog {
     std::vector<Gpu> gpus;
     std::vector<Profile> profiles;
     Rules rules;
+    /// cublas.json: NVIDIA's cuBLAS patch releases, ascending by version; empty without the file.
+    std::vector<CublasPatch> cublas_patches;
 
     const CudaRelease* find_cuda(const Version& exact) const;
     /// Newest CUDA release that `prefix` is a prefix of (11.8 -> 11.8.0).

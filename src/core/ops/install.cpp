@@ -85,6 +85,30 @@ bool has_compat(const store::Root& root, const std::string& name) {
            });
 }
 
+/// The installed version's libcublas patch ("13.4.1" of "cublas 13.4.1") and profile; empty
+/// when it is not installed or holds the release's own cuBLAS.
+struct Installed {
+    bool found = false;
+    std::string patch;
+    std::string profile;
+};
+
+Installed installed_state(const store::Root& root, const std::string& name) {
+    Installed out;
+    auto rec = store::read_version_record(root.version_dir(name));
+    if (!rec) {
+        return out;
+    }
+    out.found = true;
+    out.profile = rec->profile;
+    for (const auto& c : rec->components) {
+        if (c.component == "libcublas" && c.patch.starts_with("cublas ")) {
+            out.patch = c.patch.substr(7);
+        }
+    }
+    return out;
+}
+
 /// Every SPEC resolved (with the indexes it needs) and every --archive file matched to one of
 /// the archives, before anything is installed.
 Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
@@ -123,6 +147,36 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
         }
         for (const auto& pin : resolved.res.pins_not_met) {
             observer.note(resolved.res.version_name() + ": " + pin_not_met_text(pin));
+        }
+        auto had = installed_state(session.root(), resolved.res.version_name());
+        if (had.found && ro.patch.empty() && !had.patch.empty()) {
+            // a version installed with a cuBLAS patch keeps it when it is composed again
+            // (another profile, a repair); `--patch none` goes back to the release's own
+            auto with = ro;
+            with.compat = resolved.res.compat;
+            with.patch = "cublas=" + had.patch;
+            auto kept = resolve_one(text, with);
+            if (!kept) {
+                return Error(kept.error().code,
+                             resolved.res.version_name() + " holds cuBLAS patch " + had.patch +
+                                 ", which cannot be kept: " + kept.error().message)
+                    .with_hint("--patch cublas takes the newest patch for it, --patch none the "
+                               "release's own cuBLAS");
+            }
+            resolved = std::move(*kept);
+            observer.note(resolved.res.version_name() + " keeps its cuBLAS patch " + had.patch);
+        }
+        std::string now = resolved.res.cublas_patch ? resolved.res.cublas_patch->label : "";
+        if (had.found && now != had.patch && !had.profile.empty() &&
+            had.profile != resolved.res.profile && ro.profile == "runtime") {
+            // swapping its cuBLAS changes nothing else: the profile it was installed with stays
+            // (the default profile never drops components from a fuller one)
+            auto with = ro;
+            with.compat = resolved.res.compat;
+            with.patch = now.empty() ? "none" : "cublas=" + now;
+            with.profile = had.profile;
+            resolved = CUDAENV_TRY(resolve_one(text, with));
+            observer.note(resolved.res.version_name() + " keeps its " + had.profile + " profile");
         }
         if (resolved.res.compat) {
             auto& res = resolved.res;

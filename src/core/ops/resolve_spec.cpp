@@ -91,6 +91,12 @@ Result<ResolveOptions> to_resolve_options(const SpecOptions& o, const Session& s
     ResolveOptions ro;
     ro.profile = o.profile;
     ro.compat = o.compat;
+    if (!is_patch_request(o.patch)) {
+        return Error(ErrorCode::usage, "--patch: unknown value '" + o.patch + "'")
+            .with_hint("--patch cublas (the newest cuBLAS patch for the release), --patch "
+                       "cublas=LABEL (that one), --patch none (the release's own cuBLAS)");
+    }
+    ro.patch = o.patch;
     for (auto [text, out, what] :
          {std::tuple{&o.cuda, &ro.cuda, "--cuda"}, std::tuple{&o.cudnn, &ro.cudnn, "--cudnn"}}) {
         if (text->empty()) {

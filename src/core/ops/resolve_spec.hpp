@@ -35,6 +35,8 @@ struct SpecOptions {
     std::string profile = "runtime";
     std::string platform;
     bool compat = false; ///< --compat: NVIDIA's forward-compatibility libraries too
+    /// --patch cublas[=LABEL] | none: a cuBLAS patch release's libcublas (ResolveOptions::patch)
+    std::string patch;
 };
 
 /// Checks them and turns them into ResolveOptions (usage errors name the option). The platform

@@ -1,5 +1,6 @@
 #include "resolve.hpp"
 
+#include "../manifest/cublas_patches.hpp"
 #include "../suggest.hpp"
 
 #include <algorithm>
@@ -811,6 +812,107 @@ Status choose_variant(const Framework& fw,
 
 } // namespace
 
+namespace {
+
+/// --patch as resolve() applies it: nothing for "" and "none"; the newest applicable patch for
+/// "cublas"; the one named for "cublas=LABEL".
+Status take_patch(const Catalog& c, Resolution& res, std::string_view request) {
+    if (request.empty() || request == "none") {
+        return Ok{};
+    }
+    const auto& cuda = *res.cuda;
+    if (request == "cublas") {
+        if (res.cublas_patches.empty()) {
+            if (cuda.source == CudaSource::index) {
+                return Error(ErrorCode::incompatible,
+                             "which cuBLAS patch applies to CUDA " + cuda.version.str() +
+                                 " is known once its index is fetched")
+                    .with_hint("cudaenv install " + cuda.version.str() + " --patch cublas");
+            }
+            const auto* own = cuda.component("libcublas");
+            return Error(ErrorCode::incompatible,
+                         "NVIDIA published no cuBLAS patch for CUDA " + cuda.version.str() +
+                             " (none for the " + cuda.version.truncated(2).str() +
+                             " line newer than its own libcublas" +
+                             (own ? " " + own->version.str() : std::string()) + ")")
+                .with_hint("install it without --patch");
+        }
+        return apply_cublas_patch(res, *res.cublas_patches.front());
+    }
+    std::string_view name = request.substr(std::string_view("cublas=").size());
+    const auto* patch = manifest::find_cublas_patch(c, name);
+    if (!patch) {
+        std::string known;
+        for (const auto& p : c.cublas_patches) {
+            known += (known.empty() ? "" : ", ") + p.label;
+        }
+        return Error(ErrorCode::not_found, "no cuBLAS patch '" + std::string(name) + "'")
+            .with_hint(known.empty() ? "the manifests list no cuBLAS patch"
+                                     : "cuBLAS patches: " + known);
+    }
+    return apply_cublas_patch(res, *patch);
+}
+
+} // namespace
+
+bool is_patch_request(std::string_view text) {
+    return text.empty() || text == "none" || text == "cublas" ||
+           (text.starts_with("cublas=") && text.size() > 7);
+}
+
+Status apply_cublas_patch(Resolution& res, const manifest::CublasPatch& patch) {
+    const auto& cuda = *res.cuda;
+    std::string line = cuda.version.truncated(2).str();
+    std::string said = patch.replaces_inferred ? " (inferred from its version numbering)" : "";
+    if (patch.cuda_major != cuda.version.major() || patch.replaces != cuda.version.truncated(2)) {
+        return Error(ErrorCode::incompatible,
+                     "cuBLAS patch " + patch.label + " is for the CUDA " + patch.replaces.str() +
+                         " line" + said + ", not CUDA " + cuda.version.str())
+            .with_hint("cudaenv resolve " + cuda.version.str() +
+                       " names the patches for this release");
+    }
+    const auto* own = cuda.component("libcublas");
+    if (own && !(own->version < patch.version)) {
+        return Error(ErrorCode::incompatible,
+                     "cuBLAS patch " + patch.label + " (" + patch.version.str() +
+                         ") is not newer than CUDA " + cuda.version.str() + "'s own libcublas " +
+                         own->version.str())
+            .with_hint("install it without --patch");
+    }
+    auto art = patch.platforms.find(res.platform);
+    if (art == patch.platforms.end()) {
+        std::string have;
+        for (const auto& [p, a] : patch.platforms) {
+            have += (have.empty() ? "" : ", ") + p;
+        }
+        return Error(ErrorCode::incompatible,
+                     "cuBLAS patch " + patch.label + " has no " + res.platform +
+                         " archive: NVIDIA publishes it for " + have + " only");
+    }
+    auto it = std::find_if(res.archives.begin(), res.archives.end(), [](const auto& a) {
+        return a.component == "libcublas";
+    });
+    if (it == res.archives.end()) {
+        return Error(ErrorCode::usage,
+                     "the " + res.profile + " profile of CUDA " + cuda.version.str() +
+                         " installs no libcublas for a cuBLAS patch to replace")
+            .with_hint("use a profile with libcublas (runtime, devel, full)");
+    }
+    res.total_size -= it->artifact.size.value_or(0);
+    res.unknown_sizes -= it->artifact.size ? 0u : 1u;
+    it->version = patch.version;
+    it->artifact = art->second;
+    res.total_size += art->second.size.value_or(0);
+    res.unknown_sizes += art->second.size ? 0u : 1u;
+    res.cublas_patch = &patch;
+    if (patch.replaces_inferred) {
+        res.notes.push_back("cuBLAS patch " + patch.label + " is taken for the CUDA " + line +
+                            " line by inference from its version numbering: NVIDIA does not "
+                            "say which toolkit it is for");
+    }
+    return Ok{};
+}
+
 Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOptions& opt) {
     Resolution res;
     res.spec = spec.text;
@@ -992,6 +1094,8 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
     if (opt.compat) {
         CUDAENV_TRY(add_compat(c, res));
     }
+    res.cublas_patches = manifest::applicable_cublas_patches(c, *res.cuda);
+    CUDAENV_TRY(take_patch(c, res, opt.patch));
     return res;
 }
 

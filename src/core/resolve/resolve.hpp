@@ -33,7 +33,14 @@ struct ResolveOptions {
     std::set<std::string> local_archives;
     /// install --compat: NVIDIA's forward-compatibility libraries (cuda_compat) too.
     bool compat = false;
+    /// install --patch: "cublas" (the newest cuBLAS patch NVIDIA published for the release:
+    /// its libcublas archive instead of the release's own), "cublas=LABEL" (that patch: 13.4.1
+    /// or 13.4.1.2), "none" or empty (the release's own).
+    std::string patch;
 };
+
+/// Whether `text` is a value --patch takes ("", "none", "cublas", "cublas=LABEL").
+bool is_patch_request(std::string_view text);
 
 /// What to take from a runfile installer (it lists no components: its payload has one folder
 /// per component, or one toolkit tree before CUDA 11).
@@ -97,6 +104,13 @@ struct Resolution {
     bool compat = false;
     std::vector<std::string> forward_compat_gpus;
 
+    /// The cuBLAS patches NVIDIA published for this release's line that are newer than its own
+    /// libcublas (manifests' cublas.json), newest first: what `resolve` offers.
+    std::vector<const manifest::CublasPatch*> cublas_patches;
+    /// The patch whose libcublas archive is among `archives` in place of the release's own
+    /// (--patch cublas); null: the release's own.
+    const manifest::CublasPatch* cublas_patch = nullptr;
+
     /// Halves known by their release's pinned index alone (manifests/indexes.json), as
     /// describe() resolves them: the CUDA half is then a release of source `index` (facts, no
     /// archives until the index is fetched), the cuDNN half has no release, only this.
@@ -130,6 +144,13 @@ struct Described {
 
 Result<Described>
 describe(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions& options);
+
+/// Puts `patch`'s libcublas archive for the resolution's platform in place of the release's
+/// own. Refused (incompatible, exit 8, one line) when the patch is for another toolkit line or
+/// CUDA major, not newer than the release's own libcublas, or has no archive for the platform
+/// (NVIDIA publishes linux-x86_64 and linux-sbsa only); usage (exit 2) when the profile installs
+/// no libcublas.
+Status apply_cublas_patch(Resolution& res, const manifest::CublasPatch& patch);
 
 /// Checks a CUDA (and optionally cuDNN) version against what a framework release was built
 /// with, by the framework's compat rules. incompatible names the reason and the tested pair.

@@ -246,6 +246,7 @@ Result<VersionRecord> decode_version_record(std::string_view text, const std::st
         vc.version = CUDAENV_TRY(cf.string("version"));
         vc.sha256 = CUDAENV_TRY(cf.opt_string("sha256")).value_or("");
         vc.store = CUDAENV_TRY(cf.string("store"));
+        vc.patch = CUDAENV_TRY(cf.opt_string("patch")).value_or("");
         r.components.push_back(std::move(vc));
     }
     return r;
@@ -348,10 +349,14 @@ std::string encode(const PinRecord& r) {
 std::string encode(const VersionRecord& r) {
     json components = json::array();
     for (const auto& c : r.components) {
-        components.push_back({{"component", c.component},
-                              {"version", c.version},
-                              {"sha256", c.sha256},
-                              {"store", c.store}});
+        json one{{"component", c.component},
+                 {"version", c.version},
+                 {"sha256", c.sha256},
+                 {"store", c.store}};
+        if (!c.patch.empty()) {
+            one["patch"] = c.patch;
+        }
+        components.push_back(std::move(one));
     }
     return json{{"schema", k_version_schema},
                 {"name", r.name},

@@ -62,6 +62,10 @@ struct VersionComponent {
     std::string version;
     std::string sha256;
     std::string store; ///< the entry's name in store/
+    /// A patch release NVIDIA ships apart from the toolkit that this component comes from in
+    /// place of the release's own: "cublas 13.4.1" (`libcublas` with `install --patch cublas`).
+    /// Empty: the release's own. Written only when set; a record without it is the release's.
+    std::string patch;
 };
 
 /// An installed version in versions/.

@@ -74,6 +74,12 @@ Finding toolkit(Host& h) {
     if (t.cudaenv_version && t.cuda) {
         note("cudaenv's record", *t.cuda);
     }
+    if (t.cublas && !t.cublas_patch.empty()) {
+        details.push_back("cuBLAS: " + t.cublas->str() + ", patched: NVIDIA's cuBLAS patch " +
+                          t.cublas_patch + " in place of the release's own (installed with " +
+                          "--patch cublas; back: cudaenv install " + *t.cudaenv_version +
+                          " --patch none)");
+    }
     std::string base = real == "/" ? "" : real;
     for (const char* file : {"version.json", "version.txt"}) {
         if (h.files().exists(base + "/" + file)) {

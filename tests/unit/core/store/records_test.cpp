@@ -31,15 +31,16 @@ StoreRecord sample_store() {
 }
 
 VersionRecord sample_version() {
-    return {"11.8.0+cudnn8.6.0.163",
-            "11.8.0",
-            "8.6.0.163",
-            "11",
-            "runtime",
-            "linux-x86_64",
-            42,
-            4096,
-            {{"cuda_cudart", "11.8.89", std::string(64, 'b'), "cuda_cudart-11.8.89-bbbbbbbbbbbb"}}};
+    return {
+        "11.8.0+cudnn8.6.0.163",
+        "11.8.0",
+        "8.6.0.163",
+        "11",
+        "runtime",
+        "linux-x86_64",
+        42,
+        4096,
+        {{"cuda_cudart", "11.8.89", std::string(64, 'b'), "cuda_cudart-11.8.89-bbbbbbbbbbbb", {}}}};
 }
 
 } // namespace
@@ -104,6 +105,30 @@ TEST(Records, VersionRecordRoundTrips) {
     EXPECT_EQ(encode(*back), encode(r));
     EXPECT_EQ(back->components.at(0).store, "cuda_cudart-11.8.89-bbbbbbbbbbbb");
     EXPECT_EQ(back->cudnn_cuda, "11");
+}
+
+// A component from a patch release (install --patch cublas) says so; a record without the field
+// (every record before it, and the release's own components) is the release's own.
+TEST(Records, VersionComponentPatchIsWrittenOnlyWhenSetAndReadBack) {
+    auto r = sample_version();
+    EXPECT_EQ(encode(r).find("\"patch\""), std::string::npos);
+    r.components.push_back({"libcublas",
+                            "13.4.1.2",
+                            std::string(64, 'c'),
+                            "libcublas-13.4.1.2-cccccccccccc",
+                            "cublas 13.4.1"});
+    auto text = encode(r);
+    EXPECT_NE(text.find("\"patch\": \"cublas 13.4.1\""), std::string::npos);
+    auto back = decode_version_record(text, "'x'");
+    ASSERT_TRUE(back) << back.error().full_message();
+    EXPECT_EQ(back->components.at(0).patch, "");
+    EXPECT_EQ(back->components.at(1).patch, "cublas 13.4.1");
+    EXPECT_EQ(encode(*back), text);
+    auto bad = text;
+    bad.replace(bad.find("\"cublas 13.4.1\""), 15, "42");
+    auto refused = decode_version_record(bad, "'x'");
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("patch"), std::string::npos) << refused.error().message;
 }
 
 TEST(Records, StateRoundTripsAndAcceptsTheSchemaLessFirstFormat) {
