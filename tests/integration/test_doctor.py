@@ -69,7 +69,13 @@ def test_healthy_machine_passes_and_says_what_it_found(m):
     assert res.rc == 0, res
     doc = res.json()
     assert doc["ok"] is True and doc["counts"]["fail"] == 0
-    assert {p["status"] for p in probes.values()} <= {"ok", "skip"} | ({"warn"} if probes["cudaenv"]["status"] == "warn" else set())
+    # healthy, on versions NVIDIA has since fixed security bugs in: the advisories say so (about
+    # versions, not faults: a warning, never a failure) and nothing else is flagged
+    assert {p["status"] for k, p in probes.items() if k != "advisories"} <= {"ok", "skip"} | ({"warn"} if probes["cudaenv"]["status"] == "warn" else set())
+    expect(probes["advisories"], "warn", "driver 550.54.15", "NVIDIA-5614", "550.144.03",
+           "NVIDIA-5630", "550.163.01", "NVIDIA-5755", "CUDA 12.4.1",
+           "R550 is not listed by the later driver bulletins NVIDIA-5670")
+    assert [a["id"] for a in doc["advisories"] if a["where"] == "this machine"] == ["NVIDIA-5614", "NVIDIA-5630"]
     expect(probes["gpu"], "ok", "1 NVIDIA GPU", "GA100 [A100 SXM4 40GB]")
     expect(probes["driver"], "ok", "550.54.15")
     expect(probes["libcuda"], "ok", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "CUDA up to 12.4")
@@ -88,8 +94,8 @@ def test_every_probe_is_in_the_json_with_its_layer_and_fix(m):
     doc = res.json()
     assert doc["schema_version"] >= 1 and doc["command"] == "doctor"
     assert [l["name"] for l in doc["layers"]] == ["GPU", "Driver", "Toolkit", "Libraries", "Environment",
-                                                  "Frameworks", "cudaenv"]
-    assert len(probes) == 27
+                                                  "Frameworks", "Advisories", "cudaenv"]
+    assert len(probes) == 28
     for p in probes.values():
         assert set(p) == {"id", "layer", "title", "status", "finding", "details", "fix", "findings"}
         assert p["status"] in ("ok", "warn", "fail", "skip")
@@ -212,7 +218,7 @@ def test_hostile_machine_files_cost_findings_not_the_doctor(m):
     m.write("/proc/driver/nvidia/version", b"\x00\xff" * (3 << 20))
     m.write("/sys/bus/pci/devices/0000:65:00.0/current_link_width", "x" * 100000)
     res, probes = doctor(m)
-    assert res.rc == 1 and len(probes) == 27
+    assert res.rc == 1 and len(probes) == 28
     expect(probes["cuda-link"], "fail", "/usr/local/cuda")
     assert probes["pcie"]["status"] in ("skip", "ok")
 
@@ -1253,7 +1259,7 @@ def test_a_crashing_driver_library_costs_a_finding_not_the_doctor(m):
     # signal 11; under a sanitizer the child reports the SEGV and exits instead: AddressSanitizer
     # with 1, ThreadSanitizer with the preset's exitcode (66)
     assert any(w in p["finding"] for w in ("crashed (signal 11)", "exited with 1", "exited with 66")), p
-    assert len(probes) == 27 and res.rc == 1
+    assert len(probes) == 28 and res.rc == 1
 
 
 def test_a_hanging_driver_library_is_abandoned_at_the_deadline(m):
@@ -1345,7 +1351,7 @@ def test_merged_usr_and_nvidias_deb_conf_files_give_no_false_cache_warning(m):
     loader = probes["loader"]
     assert loader["status"] == "ok", json.dumps(loader, indent=2)
     assert "out of date" not in loader["finding"] and "ldconfig" not in (loader.get("fix") or "")
-    bad = {k: p["finding"] for k, p in probes.items() if p["status"] in ("warn", "fail")}
+    bad = {k: p["finding"] for k, p in probes.items() if p["status"] in ("warn", "fail") and k != "advisories"}
     assert bad == {}, bad
     # ldconfig records libcuda under the first name of the folder (/lib/x86_64-linux-gnu), the
     # file lives under /usr/lib/x86_64-linux-gnu: one file, so no "missing from the cache"
@@ -1485,8 +1491,11 @@ def test_healthy_debian12_with_nvidias_debs_gets_no_warning(debian):
     550: every probe ok or skipped, and what the doctor says loads is what the real loader loads."""
     m = debian
     res, probes = doctor(m)
-    bad = {k: (p["finding"], p.get("fix")) for k, p in probes.items() if p["status"] in ("warn", "fail")}
+    # the advisories probe warns of NVIDIA's bulletins against driver 550.54.15 and CUDA 12.4.1:
+    # true of these versions, not a fault of the machine
+    bad = {k: (p["finding"], p.get("fix")) for k, p in probes.items() if p["status"] in ("warn", "fail") and k != "advisories"}
     assert bad == {}, json.dumps(bad, indent=2)
+    assert probes["advisories"]["status"] == "warn" and "NVIDIA-5614" in probes["advisories"]["finding"] + str(probes["advisories"]["findings"])
     assert res.rc == 0, res
     expect(probes["gpu"], "ok", "1 NVIDIA GPU", "GA100 [A100 SXM4 40GB]")
     expect(probes["pcie"], "ok")
@@ -1541,6 +1550,14 @@ def test_report_is_one_table_with_failing_hosts_first(m, tmp_path):
     assert lines[0].split()[:4] == ["HOST", "GPUS", "DRIVER", "CUDA"]
     assert lines[1].startswith("gpu-d") and lines[2].startswith("gpu-b") and "535.104.05" in lines[2]
     assert lines[-1].startswith("4 hosts: 2 failing")
+    # hosts per advisory: the two healthy hosts' R550 driver (550.54.15) is below 5614's and
+    # 5630's fixes; the broken host's 535.104.05 below every R535 fix, 5821's (535.309.01) too
+    adv = {a["id"]: (a["severity"], a["hosts"]) for a in res.json()["advisories"]}
+    assert adv["NVIDIA-5614"] == ("high", 3) and adv["NVIDIA-5630"] == ("high", 3), adv
+    assert adv["NVIDIA-5821"] == ("high", 1) and "NVIDIA-5821" in b["advisories"], adv
+    assert "NVIDIA-5821" not in hosts[2]["advisories"] and hosts[0]["advisories"] == []
+    assert "advisories (hosts they apply to):" in text.out
+    assert any(l.split()[:4] == ["NVIDIA-5614", "high", "3", "hosts"] for l in lines), text.out
     (reports / "gpu-b.json").unlink()
     (reports / "gpu-d.json").unlink()
     assert m.run("report", str(reports)).rc == 0
@@ -1564,6 +1581,9 @@ def test_report_survives_hostile_documents_and_never_follows_links(m, tmp_path):
     doc = healthy.json()
     doc["facts"]["gpus"] = "lots"
     (reports / "gpu-c.json").write_text(json.dumps(doc))
+    doc = healthy.json()
+    doc["advisories"] = [{"id": "NVIDIA-5614; rm -rf /", "severity": "high"}]
+    (reports / "gpu-g.json").write_text(json.dumps(doc))
     outside = tmp_path / "secret.json"
     broken = healthy.json()
     broken["facts"]["driver"] = "SECRET-OUTSIDE"
@@ -1581,10 +1601,11 @@ def test_report_survives_hostile_documents_and_never_follows_links(m, tmp_path):
     assert "gpu-d.json is a symbolic link: not followed" in hosts["gpu-d"]["problem"]
     assert "not a regular file" in hosts["gpu-e"]["problem"]
     assert "over the 8 MiB" in hosts["gpu-f"]["problem"]
+    assert "advisories[0] has no advisory id" in hosts["gpu-g"]["problem"]
     assert "SECRET-OUTSIDE" not in res.out
     text = m.run("report", str(reports))
     assert text.rc == 1 and "SECRET-OUTSIDE" not in text.out and "Traceback" not in text.err
-    assert text.out.splitlines()[-1].startswith("6 hosts: 5 failing")
+    assert text.out.splitlines()[-1].startswith("7 hosts: 6 failing")
 
 
 # -- remembered answers (issue 30): a warm run starts only what is live ---------------------------

@@ -3,6 +3,7 @@ sysroots from the threads' own output, each with the verdict a correct tool give
 machine must get its confirmed cause; on a healthy one nothing may be flagged.
 """
 import json
+import re
 import os
 import shlex
 from pathlib import Path
@@ -14,7 +15,7 @@ import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
 
 FIELD = Path(__file__).resolve().parents[1] / "field"
 CASES = sorted((FIELD / "cases").glob("*.json"))
-PROBES = {"gpu", "arch", "pcie", "thermal", "mig", "xid", "health", "grace", "driver", "libcuda", "fabric", "smoke",
+PROBES = {"advisories", "gpu", "arch", "pcie", "thermal", "mig", "xid", "health", "grace", "driver", "libcuda", "fabric", "smoke",
           "driver-cuda", "compat", "toolkit", "cuda-link", "compiler", "loader", "cudnn", "environment",
           "container", "container-compat", "cdi", "wsl", "frameworks", "cudaenv"}
 CLASSES = {1, 2, 3, 4, 5, 6}
@@ -352,6 +353,13 @@ def test_case(cudaenv, libs, tmp_path, path):
         for k, words in case.get("allow", {}).items():
             assert probes[k]["status"] in ("ok", "skip") or (
                 probes[k]["status"] == "warn" and words in _text(probes[k])), (case["id"], probes[k])
+        # advisories: what is known today against the versions a machine runs (a driver NVIDIA
+        # has since fixed a bulletin in), not a fault it had when reported: it may warn on any
+        # machine old enough, naming the bulletin, and never fails one of these
+        adv = probes.get("advisories")
+        if adv and adv["status"] != "skip":
+            assert adv["status"] in ("ok", "warn"), (case["id"], adv)
+            assert adv["status"] == "ok" or re.match(r"(NVIDIA|CUBLAS)-[0-9A-Z.]+ \(", adv["finding"]), (case["id"], adv)
         flagged = {k: (v["status"], v["finding"]) for k, v in probes.items()
-                   if v["status"] in ("warn", "fail") and k not in case.get("allow", {})}
+                   if v["status"] in ("warn", "fail") and k not in case.get("allow", {}) and k != "advisories"}
         assert not flagged, f"{case['id']}: a healthy machine flagged {flagged}\n{report}"

@@ -98,4 +98,30 @@ bool confirm(Context& ctx, const std::string& question, bool assume_yes) {
     return answer == "y" || answer == "Y" || answer == "yes";
 }
 
+void print_advisories(std::ostream& o, const std::vector<ops::AdvisoryNote>& notes) {
+    for (const auto& n : notes) {
+        if (!n.acknowledged.empty()) {
+            o << "advisory (acknowledged: " << printable(n.acknowledged) << "): " << n.text << "\n";
+            continue;
+        }
+        o << "advisory: " << n.text << "\n"
+          << "  fix: " << n.fix << "\n";
+    }
+}
+
+nlohmann::json advisories_json(const std::vector<ops::AdvisoryNote>& notes) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& n : notes) {
+        out.push_back(
+            {{"id", n.id},
+             {"severity", n.severity},
+             {"critical", n.critical},
+             {"text", n.text},
+             {"fix", n.fix},
+             {"acknowledged",
+              n.acknowledged.empty() ? nlohmann::json() : nlohmann::json(n.acknowledged)}});
+    }
+    return out;
+}
+
 } // namespace cudaenv::cli

@@ -7,7 +7,10 @@
 #include "core/activate/modulefile.hpp"
 #include "core/activate/project.hpp"
 #include "core/activate/selection.hpp"
+#include "core/ops/audit.hpp"
 #include "core/ops/select.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -37,5 +40,10 @@ Result<std::string> module_text(const std::filesystem::path& prefix,
 /// Asks "QUESTION [y/N]" on the terminal (stdin and stderr both one); true for yes. `assume_yes`
 /// (-y), --json and no terminal (a script, a playbook) answer yes without asking.
 bool confirm(Context& ctx, const std::string& question, bool assume_yes);
+
+/// The advisories that apply to what resolve/install pick: one line each with its fix
+/// (acknowledged ones with their reason), and the same as JSON.
+void print_advisories(std::ostream& o, const std::vector<ops::AdvisoryNote>& notes);
+nlohmann::json advisories_json(const std::vector<ops::AdvisoryNote>& notes);
 
 } // namespace cudaenv::cli

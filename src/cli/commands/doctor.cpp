@@ -126,7 +126,21 @@ nlohmann::json diagnosis_json(const ops::Diagnosis& d, bool strict) {
             {"sysroot", d.sysroot.string()},
             {"counts", {{"ok", d.ok}, {"warn", d.warn}, {"fail", d.fail}, {"skip", d.skip}}},
             {"layers", layers},
-            {"probes", probes}};
+            {"probes", probes},
+            {"advisories", [&] {
+                 // what the advisories probe found, as data (`cudaenv report` counts hosts)
+                 json a = json::array();
+                 for (const auto& x : d.advisories) {
+                     a.push_back({{"id", x.id},
+                                  {"severity", x.severity},
+                                  {"subject", x.subject},
+                                  {"where", x.where},
+                                  {"fixed", x.fixed.empty() ? json() : json(x.fixed)},
+                                  {"acknowledged",
+                                   x.acknowledged.empty() ? json() : json(x.acknowledged)}});
+                 }
+                 return a;
+             }()}};
 }
 
 void print_diagnosis(std::ostream& out, const ops::Diagnosis& d, bool verbose) {

@@ -37,12 +37,24 @@ void report_json(Context& ctx, const doctor::FleetReport& report, int code) {
                          {"failures", r.failures},
                          {"warnings", r.warnings},
                          {"worst", r.worst},
-                         {"problem", r.problem.empty() ? json() : json(r.problem)}});
+                         {"problem", r.problem.empty() ? json() : json(r.problem)},
+                         {"advisories", [&] {
+                              json ids = json::array();
+                              for (const auto& [id, severity] : r.advisories) {
+                                  ids.push_back(id);
+                              }
+                              return ids;
+                          }()}});
+    }
+    json advisories = json::array();
+    for (const auto& a : report.advisories) {
+        advisories.push_back({{"id", a.id}, {"severity", a.severity}, {"hosts", a.hosts}});
     }
     emit_json(ctx,
               {{"command", "report"},
                {"ok", code == 0},
                {"hosts", hosts},
+               {"advisories", advisories},
                {"totals",
                 {{"hosts", report.hosts.size()},
                  {"failing", report.failing},
@@ -83,6 +95,13 @@ void report_table(std::ostream& out, const doctor::FleetReport& report) {
             << std::setw(9) << r.cuda << std::setw(12) << r.cudnn << std::setw(6)
             << (r.problem.empty() ? std::to_string(r.failures) : "?") << std::setw(6)
             << (r.problem.empty() ? std::to_string(r.warnings) : "?") << worst_cell(r) << "\n";
+    }
+    if (!report.advisories.empty()) {
+        out << "advisories (hosts they apply to):\n";
+        for (const auto& a : report.advisories) {
+            out << "  " << std::left << std::setw(16) << a.id << std::setw(10) << a.severity
+                << a.hosts << " host" << (a.hosts == 1 ? "" : "s") << "\n";
+        }
     }
     out << rows.size() << " hosts: " << report.failing << " failing, " << report.warning
         << " with warnings, " << rows.size() - report.failing - report.warning << " clean\n";

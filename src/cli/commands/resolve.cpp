@@ -3,6 +3,8 @@
 
 #include "../context.hpp"
 #include "../spec_options.hpp"
+#include "common.hpp"
+#include "core/ops/audit.hpp"
 #include "core/ops/resolve_spec.hpp"
 #include "registry.hpp"
 
@@ -358,15 +360,18 @@ int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     if (!d) {
         return report_error(ctx, d.error(), "resolve");
     }
+    auto advisories = ops::advisories_for(ctx, d->described.res);
     if (ctx.json) {
         auto j = resolution_json(d->described.res);
         j["machine"] = machine_json(d->machine);
+        j["advisories"] = advisories_json(advisories);
         emit_json(ctx, j);
     } else {
         print_text(*ctx.out, d->described.res);
         for (const auto& w : d->machine.warnings) {
             *ctx.out << "this machine: " << w << "\n";
         }
+        print_advisories(*ctx.out, advisories);
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "fleet_report.hpp"
 
 #include "../fs.hpp"
+#include "../manifest/advisories.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -152,6 +153,33 @@ HostReport host_report(const std::string& host, const std::string& text) {
             }
         }
     }
+    if (auto adv = doc.find("advisories"); adv != doc.end() && !adv->is_null()) {
+        // cudaenv before advisories wrote none: absent is fine, anything else is checked
+        if (!adv->is_array()) {
+            row.problem = std::string("advisories is ") + type_name(*adv) + ", not an array";
+            return row;
+        }
+        for (std::size_t i = 0; i < adv->size(); ++i) {
+            const auto& a = (*adv)[i];
+            std::string where = "advisories[" + std::to_string(i) + "]";
+            auto id = a.is_object() ? a.find("id") : a.end();
+            if (!a.is_object() || id == a.end() || !id->is_string() ||
+                !manifest::is_advisory_id(id->get_ref<const std::string&>())) {
+                row.problem = where + " has no advisory id";
+                return row;
+            }
+            for (const char* key : {"severity", "acknowledged"}) {
+                if (!c.string_or_null(a, key, where)) {
+                    row.problem = c.problem;
+                    return row;
+                }
+            }
+            if (a.contains("acknowledged") && a["acknowledged"].is_string()) {
+                continue; // the host's own config accepts it
+            }
+            row.advisories[id->get<std::string>()] = text_or_dash(a, "severity");
+        }
+    }
     if (worst) {
         auto field = [&](const char* key) {
             auto it = worst->find(key);
@@ -254,6 +282,21 @@ Result<FleetReport> read_fleet_reports(const std::filesystem::path& dir) {
         };
         return key(a) != key(b) ? key(a) < key(b) : a.host < b.host;
     });
+    std::map<std::string, FleetReport::AdvisoryCount> counts;
+    for (const auto& r : out.hosts) {
+        for (const auto& [id, severity] : r.advisories) {
+            auto& c = counts[id];
+            c.id = id;
+            c.severity = severity;
+            ++c.hosts;
+        }
+    }
+    for (auto& [id, c] : counts) {
+        out.advisories.push_back(std::move(c));
+    }
+    std::stable_sort(out.advisories.begin(),
+                     out.advisories.end(),
+                     [](const auto& a, const auto& b) { return a.hosts > b.hosts; });
     for (const auto& r : out.hosts) {
         out.failing += (!r.problem.empty() || r.failures > 0) ? 1u : 0u;
         out.warning += (r.problem.empty() && r.failures == 0 && r.warnings > 0) ? 1u : 0u;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,9 @@ struct HostReport {
     std::size_t failures = 0;
     std::size_t warnings = 0;
     nlohmann::json worst; ///< {id, status, finding, fix} or null
-    std::string problem;  ///< why the document was left out ("probes[2].status is a number ...")
+    /// The advisories its doctor found applying (id -> severity), acknowledged ones left out.
+    std::map<std::string, std::string> advisories;
+    std::string problem; ///< why the document was left out ("probes[2].status is a number ...")
 };
 
 struct FleetReport {
@@ -36,6 +39,15 @@ struct FleetReport {
     std::size_t failing = 0;       ///< hosts with a failure or a document left out
     std::size_t warning = 0;
     bool truncated = false;
+
+    /// Advisory id -> its severity and how many hosts it applies to, most hosts first.
+    struct AdvisoryCount {
+        std::string id;
+        std::string severity;
+        std::size_t hosts = 0;
+    };
+
+    std::vector<AdvisoryCount> advisories;
 };
 
 /// Reads DIR. Errors: not_found (no *.json at all), filesystem (DIR cannot be read).

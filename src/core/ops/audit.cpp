@@ -42,4 +42,49 @@ Result<Audit> audit(Session& session, const AuditRequest& request) {
     return out;
 }
 
+std::vector<AdvisoryNote> advisories_for(const Session& session, const Resolution& r) {
+    std::vector<AdvisoryNote> out;
+    if (!r.cuda) {
+        return out;
+    }
+    auto known = manifest::load_advisories(session.manifests_path());
+    if (!known || known->advisories.empty()) {
+        return out;
+    }
+    std::vector<advisory::Subject> subjects;
+    advisory::Subject tk;
+    tk.product = manifest::AdvisoryProduct::toolkit;
+    tk.version = r.cuda->version;
+    tk.version_name = r.version_name();
+    subjects.push_back(tk);
+    const auto* own = r.cuda->component("libcublas");
+    if (r.cublas_patch || own) {
+        advisory::Subject cublas;
+        cublas.product = manifest::AdvisoryProduct::cublas;
+        cublas.version = r.cublas_patch ? r.cublas_patch->version : own->version;
+        cublas.patched = r.cublas_patch != nullptr;
+        cublas.cuda = r.cuda->version.str();
+        cublas.version_name = r.version_name();
+        subjects.push_back(cublas);
+    }
+    std::vector<advisory::Acknowledgement> acks;
+    for (const auto& a : session.system.acknowledged) {
+        acks.push_back({a.id, a.reason});
+    }
+    for (const auto& h : advisory::match(*known, subjects, acks)) {
+        AdvisoryNote n;
+        n.id = h.advisory->id;
+        n.severity = std::string(manifest::to_string(h.advisory->severity));
+        n.critical = h.advisory->critical();
+        n.text = h.summary();
+        if (h.fix) {
+            n.text += "; fixed in " + h.fix->str();
+        }
+        n.fix = h.fix_text();
+        n.acknowledged = h.acknowledged;
+        out.push_back(std::move(n));
+    }
+    return out;
+}
+
 } // namespace cudaenv::ops

@@ -7,6 +7,7 @@
 #include "core/advisory/match.hpp"
 #include "core/manifest/advisories.hpp"
 #include "core/ops/session.hpp"
+#include "core/resolve/resolve.hpp"
 
 #include <optional>
 #include <string>
@@ -37,5 +38,20 @@ struct Audit {
 /// Errors: integrity (the advisories manifest in use does not load), usage (a sysroot that is
 /// not a directory).
 Result<Audit> audit(Session& session, const AuditRequest& request);
+
+/// An advisory that applies to what `resolve`/`install` pick, said in one line.
+struct AdvisoryNote {
+    std::string id;
+    std::string severity; ///< none, low, medium, high, critical
+    bool critical = false;
+    std::string text; ///< "NVIDIA-5755 (high, CVSS 7.3): CUDA 12.4.1 is affected; fixed in 13.1"
+    std::string fix;  ///< the step that fixes it
+    std::string acknowledged; ///< the config's reason; empty: counts
+};
+
+/// The advisories that apply to a resolution's CUDA release and to the cuBLAS it installs (the
+/// patch's, else the release's own). None when the manifests carry no (loadable) advisories:
+/// resolving never fails for them.
+std::vector<AdvisoryNote> advisories_for(const Session& session, const Resolution& r);
 
 } // namespace cudaenv::ops

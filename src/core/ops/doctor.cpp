@@ -2,6 +2,7 @@
 #include "doctor.hpp"
 
 #include "../text.hpp"
+#include "core/doctor/advisory_subjects.hpp"
 #include "core/doctor/answers.hpp"
 #include "core/install/compose.hpp"
 #include "core/ops/trust.hpp"
@@ -168,6 +169,22 @@ Result<Diagnosis> diagnose(Session& session, const DoctorRequest& request) {
     }
     if (request.facts) {
         d.facts = machine_facts(host);
+    }
+    bool ran = std::any_of(d.entries.begin(), d.entries.end(), [](const doctor::Entry& e) {
+        return e.probe->id == "advisories" && e.finding.status != doctor::Status::skip;
+    });
+    if (const auto& known = host.manifests().advisories(); ran && known) {
+        // the probe's hits as data: the same subjects and matching, asked again (facts are read
+        // once per Host, so this costs no second look at the machine)
+        for (const auto& h :
+             advisory::match(*known, doctor::advisory_subjects(host), hc.acknowledged)) {
+            d.advisories.push_back({h.advisory->id,
+                                    std::string(manifest::to_string(h.advisory->severity)),
+                                    h.subject.label(),
+                                    h.subject.where,
+                                    h.fix ? h.fix->str() : std::string(),
+                                    h.acknowledged});
+        }
     }
     return d;
 }

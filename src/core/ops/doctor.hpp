@@ -46,6 +46,17 @@ struct MachineFacts {
     std::optional<Version> cudnn; ///< cudaenv's record, else the toolkit's header
 };
 
+/// An advisory the doctor found applying here (the advisories probe's, as data: `report DIR`
+/// counts hosts per advisory from it).
+struct DiagnosedAdvisory {
+    std::string id;
+    std::string severity;
+    std::string subject; ///< "driver 535.183.01"
+    std::string where;   ///< "this machine", "version 12.4"
+    std::string fixed;   ///< the first fixed version; empty: none named
+    std::string acknowledged;
+};
+
 struct Diagnosis {
     std::filesystem::path sysroot;
     std::vector<doctor::Entry> entries;
@@ -53,6 +64,7 @@ struct Diagnosis {
     std::size_t ok = 0, warn = 0, fail = 0, skip = 0;
     bool failed = false; ///< a failure, or with --strict a warning: exit 1
     std::optional<MachineFacts> facts;
+    std::vector<DiagnosedAdvisory> advisories; ///< when the advisories probe ran
 
     Diagnosis() = default;
     Diagnosis(const Diagnosis&) = delete; // layers point into entries

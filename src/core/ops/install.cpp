@@ -1,6 +1,7 @@
 // The install operation (install.hpp).
 #include "install.hpp"
 
+#include "audit.hpp"
 #include "core/activate/shims.hpp"
 #include "core/fs.hpp"
 #include "core/manifest/codec.hpp"
@@ -177,6 +178,12 @@ Result<std::vector<ResolvedSpec>> resolve_all(Session& session,
             with.profile = had.profile;
             resolved = CUDAENV_TRY(resolve_one(text, with));
             observer.note(resolved.res.version_name() + " keeps its " + had.profile + " profile");
+        }
+        for (const auto& n : advisories_for(session, resolved.res)) {
+            // said, not refused: whoever installs an affected release may have a reason
+            observer.note(n.acknowledged.empty()
+                              ? "advisory: " + n.text + " (fix: " + n.fix + ")"
+                              : "advisory (acknowledged: " + n.acknowledged + "): " + n.text);
         }
         if (resolved.res.compat) {
             auto& res = resolved.res;
