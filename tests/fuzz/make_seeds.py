@@ -32,12 +32,24 @@ def manifests():
         (4, "profiles", m / "profiles.json"),
         (5, "rules", m / "rules.json"),
         (6, "indexes", m / "indexes.json"),
+        (7, "advisories", m / "advisories.json"),
+        (8, "cublas", m / "cublas.json"),
     ]
     for kind, name, path in docs:
         doc = json.loads(path.read_text())
         if kind == 0:  # a few components keep the seed small
             keep = sorted(doc.get("components", {}))[:3]
             doc["components"] = {k: doc["components"][k] for k in keep}
+        if kind == 7:  # one advisory of each product keeps it small
+            seen, keep = set(), []
+            for a in doc["advisories"]:
+                product = a["affects"][0]["product"]
+                if product not in seen:
+                    seen.add(product)
+                    keep.append(a)
+            doc["advisories"] = keep
+        if kind == 8:
+            doc["patches"] = doc["patches"][:2]
         put("manifest", name, bytes([kind]) + json.dumps(doc, indent=1).encode())
 
 

@@ -1,7 +1,9 @@
 // The manifest codec: any bytes as one of cudaenv's manifest documents (the first byte picks
 // which). Properties: no crash or sanitizer report; errors are one printable line; whatever is
 // accepted encodes to a document the codec accepts again and that encodes to the same bytes.
+#include "core/manifest/advisories.hpp"
 #include "core/manifest/codec.hpp"
+#include "core/manifest/cublas_patches.hpp"
 #include "fuzz.hpp"
 
 #include <nlohmann/json.hpp>
@@ -44,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     auto enc = [](const auto& v) { return to_json(v); };
-    switch (data[0] % 7) {
+    switch (data[0] % 9) {
     case 0:
         round_trip(*doc, parse_cuda_release, enc);
         break;
@@ -63,8 +65,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 5:
         round_trip(*doc, parse_rules, enc);
         break;
-    default:
+    case 6:
         round_trip(*doc, parse_indexes, indexes_to_json);
+        break;
+    case 7:
+        round_trip(*doc, parse_advisories, advisories_to_json);
+        break;
+    default:
+        round_trip(*doc, parse_cublas_patches, cublas_patches_to_json);
         break;
     }
     return 0;
