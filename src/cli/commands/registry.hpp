@@ -37,6 +37,7 @@ void setup_audit(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_mirror(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_update(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_bundle(CLI::App& app, const CommandSpec& spec, Context& ctx);
+void setup_refresh(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_resolve(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_list(CLI::App& app, const CommandSpec& spec, Context& ctx);
 void setup_use(CLI::App& app, const CommandSpec& spec, Context& ctx);
