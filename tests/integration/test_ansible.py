@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import fixture_sysroot  # noqa: E402  (conftest puts tests/support on sys.path)
-from conftest import PLATFORM, EXE
+from conftest import EXE, MANIFESTS, PLATFORM
 
 COLLECTIONS = Path(__file__).resolve().parents[2] / "packaging" / "ansible"
 PLAYBOOK = shutil.which("ansible-playbook")
@@ -280,3 +280,85 @@ def test_a_malformed_spec_for_global_is_a_usage_error(fleet):
     r = res["global"]
     assert r["failed"] and r["rc"] == 2, r
     assert "invalid SPEC 'tf-@@'" in r["msg"], r
+
+
+GATE = """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  roles:
+    - role: cudaenv.fleet.cudaenv
+      vars:
+        cudaenv_advisory_gate: "{{ gate }}"
+"""
+
+
+def test_the_advisory_gate_fails_a_host_naming_what_applies_and_passes_it_when_acknowledged(fleet):
+    # the container toolkit 1.17.7 (dpkg's status in the machine): NVIDIA-5659 (critical) and
+    # NVIDIA-5850 (high); driver 520.61.05 is on a branch no bulletin lists
+    fleet.container_toolkit(version="1.17.7-1")
+    # the fixture's manifests carry no advisories: a gate that cannot check fails the host
+    rc, res, stats = play(fleet, "gate", GATE, "-e", "gate=critical")
+    assert rc != 0 and stats["failures"] == 1, res
+    assert "Fail the host on the advisories that apply" not in res
+    assert res["Fail the host when no advisory is known"]["msg"] == (
+        "the manifests in use carry no advisories (made before cudaenv knew them), so the advisory "
+        "gate cannot check this host: update them (cudaenv_update: true)")
+    # with the committed advisories.json (the real bulletins)
+    man = fleet.tmp / "manifests"
+    shutil.copytree(fleet.env_vars["CUDAENV_MANIFESTS"], man)
+    shutil.copy(MANIFESTS / "advisories.json", man / "advisories.json")
+    fleet.env_vars["CUDAENV_MANIFESTS"] = str(man)
+    (fleet.tmp / "vars.json").write_text(json.dumps({"cudaenv_env": fleet.env_vars}))
+    rc, res, stats = play(fleet, "gate", GATE, "-e", "gate=critical")
+    assert rc != 0 and stats["failures"] == 1, res
+    assert res["Run cudaenv audit"]["rc"] == 1 and res["Run cudaenv audit"]["changed"] is False
+    msg = res["Fail the host on the advisories that apply"]["msg"]
+    assert msg.startswith("1 advisory applies at or above critical (advisories as of 2026-12-07): NVIDIA-5659 "
+                          "(critical) on container-toolkit 1.17.7 in this machine: upgrade the NVIDIA Container "
+                          "Toolkit to 1.17.8 or newer"), msg
+    assert "NVIDIA-5850" not in msg and msg.endswith("acknowledge them with a reason in cudaenv_acknowledged"), msg
+    # at high, both; in check mode the audit runs and gates nothing
+    rc, res, _ = play(fleet, "gate", GATE, "-e", "gate=high")
+    assert rc != 0 and "2 advisories apply at or above high" in res["Fail the host on the advisories that apply"]["msg"]
+    assert "NVIDIA-5850 (high)" in res["Fail the host on the advisories that apply"]["msg"]
+    rc, res, stats = play(fleet, "gate", GATE, "-e", "gate=high", "--check")
+    assert rc == 0 and stats["failures"] == 0 and res["Run cudaenv audit"]["rc"] == 1, res
+    # acknowledged in the machine's config: listed by audit, not counted
+    fleet.write("/etc/cudaenv/config", "acknowledge = NVIDIA-5659 CDI mode is off on this fleet\n")
+    rc, res, stats = play(fleet, "gate", GATE, "-e", "gate=critical")
+    assert rc == 0 and stats["failures"] == 0, res
+    assert res["Fail the host on the advisories that apply"].get("skipped") is True
+    # upgraded: only 5850 (high) applies
+    fleet.container_toolkit(version="1.17.8-1")
+    rc, res, _ = play(fleet, "gate", GATE, "-e", "gate=high")
+    assert rc != 0 and res["Fail the host on the advisories that apply"]["msg"].startswith(
+        "1 advisory applies at or above high"), res
+    # the default runs no audit; a level cudaenv does not know stops the host before it
+    rc, res, stats = play(fleet, "gate", GATE.replace('cudaenv_advisory_gate: "{{ gate }}"', "cudaenv_versions: []"))
+    assert rc == 0 and res["Run cudaenv audit"].get("skipped") is True, res
+    rc, res, _ = play(fleet, "gate", GATE, "-e", "gate=severe")
+    assert rc != 0 and "cudaenv_advisory_gate is 'severe'" in res["Check the advisory gate's level"]["msg"], res
+    assert "Run cudaenv audit" not in res
+
+
+def test_the_role_writes_acknowledged_advisories_into_the_config(fleet):
+    # check mode with --diff: what the role would write, without writing this machine's /etc
+    rc, res, _ = play(fleet, "ack", """
+- hosts: all
+  gather_facts: false
+  environment: "{{ cudaenv_env }}"
+  roles:
+    - role: cudaenv.fleet.cudaenv
+      vars:
+        cudaenv_acknowledged:
+          NVIDIA-5659: CDI mode is off on this fleet
+          CUBLAS-ALGO66: no Blackwell GPU here
+""", "--check", "--diff")
+    assert rc == 0, res
+    task = res["Write cudaenv's configuration (mirror, channel, manifests, acknowledged advisories)"]
+    assert task["changed"] is True
+    after = task["diff"][0]["after"] if isinstance(task["diff"], list) else task["diff"]["after"]
+    assert after == ("# written by the cudaenv.fleet.cudaenv role\n"
+                     "acknowledge = CUBLAS-ALGO66 no Blackwell GPU here\n"
+                     "acknowledge = NVIDIA-5659 CDI mode is off on this fleet\n"), after

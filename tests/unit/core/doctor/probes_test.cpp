@@ -2,6 +2,7 @@
 // folder and every child played through the Host's ProcessRunner (ldconfig -p, the
 // `__doctor-query` child, nvcc), so no chroot, no real ldconfig and no library is loaded. Each
 // test starts from a healthy machine and breaks the one thing it is about.
+#include "core/doctor/advisory_subjects.hpp"
 #include "core/doctor/answers.hpp"
 #include "core/doctor/doctor.hpp"
 #include "core/doctor/files.hpp"
@@ -2153,6 +2154,144 @@ TEST_F(DoctorProbes, AJetsonsIntegratedGpuIsNotAMissingPciGpu) {
     EXPECT_HAS(f.summary, "Jetson Orin, L4T 36.4.3 (JetPack 6)");
     f = probe(checks::grace);
     EXPECT_EQ(f.status, Status::skip);
+}
+
+// -- advisories: what the machine runs, read through the Host, and the probe's verdict -------
+
+/// "product version (where)" for each subject.
+std::vector<std::string> subject_lines(const std::vector<advisory::Subject>& subjects) {
+    std::vector<std::string> out;
+    for (const auto& s : subjects) {
+        out.push_back(std::string(manifest::to_string(s.product)) + " " + s.version.str() + " (" +
+                      s.where + ")" + (s.datacenter ? " datacenter" : ""));
+    }
+    return out;
+}
+
+TEST_F(DoctorProbes, AdvisorySubjectsAreTheDriverTheSelectedToolkitAndItsCublas) {
+    Host h(config());
+    // the A100 is a data-center product; libcublas.so.12 alone names no full version
+    EXPECT_EQ(subject_lines(advisory_subjects(h)),
+              (std::vector<std::string>{"driver 550.54.15 (this machine) datacenter",
+                                        "toolkit 12.4.1 (the selected toolkit /usr/local/cuda)"}));
+    // the library's full version in its file name
+    write(std::string(k_cuda) + "/lib64/libcublas.so.12.4.5.8", "elf");
+    Host with_lib(config());
+    auto subjects = advisory_subjects(with_lib);
+    ASSERT_EQ(subjects.size(), 3u);
+    EXPECT_EQ(subjects[2].product, manifest::AdvisoryProduct::cublas);
+    EXPECT_EQ(subjects[2].version.str(), "12.4.5.8");
+    EXPECT_EQ(subjects[2].cuda, "12.4.1");
+    EXPECT_EQ(subjects[2].gpu_ccs, (std::vector<unsigned>{80})); // the A100's 8.0
+    // version.json's libcublas before the file names (NVIDIA's toolkit installer writes it)
+    write(std::string(k_cuda) + "/version.json",
+          R"({"cuda": {"version": "12.4.1"}, "libcublas": {"name": "CUDA cuBLAS",
+          "version": "12.4.5.8"}})");
+    write(std::string(k_cuda) + "/lib64/libcublas.so.12.4.2.65", "elf");
+    Host by_json(config());
+    EXPECT_EQ(toolkit_cublas(by_json, k_cuda)->str(), "12.4.5.8");
+    // a toolkit made of NVIDIA's pip wheels: the nvidia_cublas dist-info's version
+    remove(std::string(k_cuda) + "/version.json");
+    remove(std::string(k_cuda) + "/lib64/libcublas.so.12.4.5.8");
+    remove(std::string(k_cuda) + "/lib64/libcublas.so.12.4.2.65");
+    fs::create_directories(sys / "usr/local/cuda-12.4/dist-info/nvidia_cublas-12.4.5.8.dist-info");
+    Host by_wheel(config());
+    EXPECT_EQ(toolkit_cublas(by_wheel, k_cuda)->str(), "12.4.5.8");
+    remove(std::string(k_cuda) + "/dist-info");
+    Host none(config());
+    EXPECT_FALSE(toolkit_cublas(none, k_cuda));
+}
+
+TEST_F(DoctorProbes, AdvisorySubjectsTakeTheContainerToolkitFromDpkgElseNvidiaCtk) {
+    // dpkg's status as on a Debian host (the shape of this machine's /var/lib/dpkg/status), the
+    // packages NVIDIA's install guide names (nvidia-container-toolkit and -base, "1.17.8-1":
+    // github.com/NVIDIA/cloud-native-docs PR #470)
+    write("/var/lib/dpkg/status",
+          "Package: libc6\nStatus: install ok installed\nPriority: optional\nSection: libs\n"
+          "Architecture: amd64\nVersion: 2.36-9+deb12u14\nDescription: GNU C Library\n"
+          " Contains the standard libraries.\n\n"
+          "Package: nvidia-container-toolkit-base\nStatus: install ok installed\n"
+          "Architecture: amd64\nVersion: 1.17.7-1\n\n");
+    // and nvidia-ctk on PATH saying another version: dpkg is read first
+    program("/usr/bin/nvidia-ctk",
+            "NVIDIA Container Toolkit CLI version 1.12.0\n"
+            "commit: 62bd015475656ef795cb0d59cc4030a6bd4a9526\n");
+    Host h(config());
+    auto lines = subject_lines(advisory_subjects(h, {true, false, false}));
+    EXPECT_EQ(lines,
+              (std::vector<std::string>{"driver 550.54.15 (this machine) datacenter",
+                                        "container-toolkit 1.17.7 (this machine)"}));
+    // removed, its configuration kept: not installed; nvidia-ctk says what runs
+    write("/var/lib/dpkg/status",
+          "Package: nvidia-container-toolkit-base\nStatus: deinstall ok config-files\n"
+          "Architecture: amd64\nVersion: 1.17.7-1\n\n");
+    Host removed(config());
+    lines = subject_lines(advisory_subjects(removed, {true, false, false}));
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[1], "container-toolkit 1.12.0 (this machine)");
+    EXPECT_TRUE(std::any_of(children.calls.begin(), children.calls.end(), [](const auto& argv) {
+        return argv.size() == 2 && argv[0].ends_with("/usr/bin/nvidia-ctk") &&
+               argv[1] == "--version";
+    }));
+    // neither: nothing said
+    remove("/usr/bin/nvidia-ctk");
+    Host neither(config());
+    EXPECT_EQ(advisory_subjects(neither, {true, false, false}).size(), 1u);
+}
+
+TEST_F(DoctorProbes, AdvisoriesProbeFailsOnACriticalOneAndWarnsOnTheOthers) {
+    auto f = probe(checks::advisories);
+    // driver 550.54.15 (5614, 5630) and CUDA 12.4.1 (5594, 5643, 5661, 5755): warnings
+    EXPECT_EQ(f.status, Status::warn) << f.summary;
+    ASSERT_EQ(f.more.size(), 5u) << details_of(f);
+    EXPECT_EQ(f.summary,
+              "NVIDIA-5594 (low, CVSS 3.3): CUDA 12.4.1 in the selected toolkit /usr/local/cuda "
+              "is affected; fixed in 12.8");
+    EXPECT_EQ(f.fix, "use CUDA 12.8 or newer (cudaenv install 12.8)");
+    EXPECT_EQ(f.more[0].summary,
+              "NVIDIA-5614 (high, CVSS 7.8): driver 550.54.15 in this machine is affected; fixed "
+              "in 550.144.03");
+    EXPECT_EQ(f.more[0].status, Status::warn);
+    EXPECT_TRUE(has_detail(f,
+                           "R550 is not listed by the later driver bulletins NVIDIA-5670, "
+                           "NVIDIA-5703, NVIDIA-5747, NVIDIA-5821, NVIDIA-5861: NVIDIA does not "
+                           "say whether it is affected; a branch it stops listing may no longer "
+                           "get fixes"));
+    // the container toolkit 1.17.7: NVIDIA-5659 is critical, and fails
+    write("/var/lib/dpkg/status",
+          "Package: nvidia-container-toolkit\nStatus: install ok installed\n"
+          "Architecture: amd64\nVersion: 1.17.7-1\n\n");
+    f = probe(checks::advisories);
+    EXPECT_EQ(f.status, Status::fail) << f.summary;
+    EXPECT_STARTS(f.summary, "NVIDIA-5659 (critical, CVSS 9.0): NVIDIA Container Toolkit 1.17.7");
+    EXPECT_EQ(f.fix,
+              "upgrade the NVIDIA Container Toolkit to 1.17.8 or newer (apt-get install "
+              "nvidia-container-toolkit)");
+    EXPECT_TRUE(has_detail(f, "  CDI mode only for versions prior to 1.17.5"));
+    // acknowledged: shown with the reason, not counted
+    auto c = config();
+    c.acknowledged = {{"NVIDIA-5659", "CDI is off here; upgrade booked"}};
+    Host h(c);
+    f = checks::advisories(h);
+    EXPECT_EQ(f.status, Status::warn) << f.summary;
+    EXPECT_TRUE(has_detail(f,
+                           "acknowledged: NVIDIA-5659 for NVIDIA Container Toolkit 1.17.7 (this "
+                           "machine): CDI is off here; upgrade booked"));
+    // a manifests folder without advisories.json: skipped, saying why
+    test::TempDir empty;
+    auto c2 = config();
+    c2.manifests = empty.path();
+    Host old(c2);
+    f = checks::advisories(old);
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_HAS(f.summary, "carry no advisories");
+    // one that does not load: a warning naming it, never a crash
+    empty.write("advisories.json",
+                "{\"schema\": \"cudaenv.manifest/1\", \"kind\": \"advisories\"}");
+    Host broken(c2);
+    f = checks::advisories(broken);
+    EXPECT_EQ(f.status, Status::warn);
+    EXPECT_HAS(f.summary, "the advisories manifest does not load");
 }
 
 } // namespace

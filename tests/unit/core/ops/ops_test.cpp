@@ -285,9 +285,19 @@ TEST(InstallOp, TheProjectsRequestIsInstalledWhenNoSpecIsGiven) {
     req.dry_run = true;
     auto r = ops::install(s, req, rec);
     ASSERT_TRUE(r) << r.error().full_message();
-    ASSERT_EQ(rec.notes.size(), 1u);
+    // the project's request, then the advisories that apply to CUDA 11.8.0 (the toolkit
+    // bulletins; said, never refused)
+    ASSERT_EQ(rec.notes.size(), 5u);
     EXPECT_NE(rec.notes[0].find("installing 11.8"), std::string::npos);
     EXPECT_NE(rec.notes[0].find(".cuda-version"), std::string::npos);
+    const char* ids[] = {"NVIDIA-5594", "NVIDIA-5643", "NVIDIA-5661", "NVIDIA-5755"};
+    for (std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(rec.notes[i + 1].rfind(std::string("advisory: ") + ids[i] + " (", 0), 0u)
+            << rec.notes[i + 1];
+    }
+    EXPECT_NE(rec.notes[4].find("CUDA 11.8.0 is affected; fixed in 13.1 (fix: use CUDA 13.1"),
+              std::string::npos)
+        << rec.notes[4];
     ASSERT_EQ(r->outcomes.size(), 1u);
     EXPECT_EQ(r->outcomes[0].version.rfind("11.8", 0), 0u);
     EXPECT_EQ(rec.starts, 1);
