@@ -81,6 +81,14 @@ std::vector<AdvisoryNote> advisories_for(const Session& session, const Resolutio
             n.text += "; fixed in " + h.fix->str();
         }
         n.fix = h.fix_text();
+        if (r.framework && r.framework_release &&
+            h.subject.product == manifest::AdvisoryProduct::toolkit) {
+            // the framework fixes the CUDA: a newer CUDA means a newer framework release
+            n.fix += "; " + r.framework->name + " " + r.framework_release->series.str() +
+                     " is built for CUDA " + r.cuda->version.truncated(2).str() + ": a newer " +
+                     r.framework->name + " release, or `acknowledge = " + h.advisory->id +
+                     " <reason>` in /etc/cudaenv/config to accept it";
+        }
         n.acknowledged = h.acknowledged;
         out.push_back(std::move(n));
     }
