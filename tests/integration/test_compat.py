@@ -1,9 +1,11 @@
 """Forward compatibility, managed (issue 29, docs/compat.md): `install --compat` adds NVIDIA's
 cuda_compat libraries (the fixture's 12.4.1 carries them in NVIDIA's nested cuda_variant layout,
-a real ELF libcuda inside) to a version's compat/; exec, env, the hook, shims and modulefiles put
+a real ELF libcuda inside; from CUDA 13.4 they come from NVIDIA's per-driver index, as the
+fixture's driver 620.70.10 carries them for 13.5) to a version's compat/; exec, env, the hook, shims and modulefiles put
 compat/ first only where the machine's driver is older than the release needs and its GPUs are
 data-center parts; a GeForce machine is refused; `global` never puts compat/ on the machine-wide
 loader path. The machine is a sysroot of real sysfs and procfs files."""
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PLATFORM, assert_one_line_error, loader_sysroot
+from conftest import EXE, MANIFESTS, PLATFORM, assert_one_line_error, loader_sysroot
+import fixture_mirror
 from fault_server import FaultServer
 
 PROJECT_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
@@ -220,3 +223,101 @@ def test_a_fleet_mirror_carries_the_compat_archive_and_a_host_installs_from_it(c
         assert (compat.prefix / "compat" / "libcuda.so.1").exists()
     finally:
         srv.close()
+
+
+# --- from CUDA 13.4: cuda_compat from NVIDIA's per-driver index ---------------------------------
+
+@pytest.fixture(scope="module")
+def driver_fixture(tmp_path_factory):
+    """The newer fixture plus CUDA 13.5.0 on the mirror -- announced in DIR/manifests (its index
+    not known), a release in DIR/manifests-later -- and driver 620.70.10's per-driver index
+    carrying cuda_compat for 13.5 (a real libcuda), which both sets know with its sha256."""
+    if not EXE or not Path(EXE).exists():
+        pytest.skip("CUDAENV_EXE is not set to a built cudaenv binary")
+    out = tmp_path_factory.mktemp("fixture-driver-compat")
+    return fixture_mirror.build(out, EXE, MANIFESTS, newer=True, platforms=(PLATFORM,), driver_compat=True)
+
+
+@pytest.fixture
+def later(cudaenv, driver_fixture, tmp_path):
+    """cudaenv on an H100 machine whose driver (580.65.06, CUDA 13.0's) is older than 13.5's,
+    against the fixture's mirror (tmp_path/extra served first) and its first manifests set."""
+    sets = {}
+    for name in ("manifests", "manifests-later"):
+        sets[name] = tmp_path / name
+        shutil.copytree(driver_fixture / name, sets[name])
+        shutil.copy(PROJECT_MANIFESTS / "gpu-support.json", sets[name] / "gpu-support.json")
+    (tmp_path / "extra").mkdir()
+    srv = FaultServer(tmp_path / "extra", driver_fixture / "mirror")
+    s = tmp_path / "machine"
+    gpu_machine(s, "580.65.06", H100)
+    cudaenv.root = s / "opt" / "cudaenv"
+    cudaenv.env.update(CUDAENV_MANIFESTS=str(sets["manifests"]), CUDAENV_SYSROOT=str(s),
+                       CUDAENV_ROOT=str(cudaenv.root), CUDAENV_MIRROR=srv.url, CUDAENV_RECOMPRESSED="off",
+                       CUDAENV_RETRIES="1", CUDAENV_RETRY_BACKOFF_MS="20")
+    cudaenv.sets = sets
+    cudaenv.extra = tmp_path / "extra"
+    cudaenv.srv = srv
+    cudaenv.prefix = cudaenv.root / "versions" / PLATFORM / "13.5.0"
+    yield cudaenv
+    srv.close()
+
+
+def test_cuda_13_5_is_announced_until_a_manifests_set_carries_it_then_compat_comes_from_the_driver(later):
+    # NVIDIA released it, its index is not known: listed and resolved with what is known, refused
+    doc = later("list", "--available", "cuda", "--json").json()
+    announced = [c for c in doc["cuda"] if c["source"] == "announced"]
+    assert [(c["version"], c["status"], c["installable"], c["driver_branch"], c["driver_branch_basis"])
+            for c in announced] == [("13.5", "released", False, 620, "inferred")], doc
+    res = later("resolve", "13.5")
+    assert res.rc == 0, res
+    assert "not installable yet: CUDA 13.5 is released, but NVIDIA's index for it is not known" in res.out
+    assert "cuda_compat for CUDA 13.5 in driver 620.70.10's index" in res.out, res.out
+    res = later("install", "13.5", "--compat")
+    assert_one_line_error(res, 9)
+    assert "CUDA 13.5 is released, but NVIDIA's index for it is not known to the manifests" in res.err
+    assert "cudaenv install 13.4.2" in res.err, res
+    assert not later.prefix.exists() and not (later.root / "versions").exists()
+    # a later set carries the release (what `cudaenv update` delivers): the same binary installs
+    # it, cuda_compat from driver 620.70.10's index, verified by the sha256 the set pins
+    later.env["CUDAENV_MANIFESTS"] = str(later.sets["manifests-later"])
+    assert not [c for c in later("list", "--available", "cuda", "--json").json()["cuda"]
+                if c["source"] == "announced"]
+    res = later("install", "13.5", "--compat")
+    assert res.rc == 0, res
+    p = later.prefix
+    assert os.readlink(p / "compat" / "libcuda.so.1") == "libcuda.so.620.70.10"
+    assert not list((p / "lib64").glob("libcuda.so*"))
+    assert "compat 620.70.10\n" in (p / ".cudaenv-compat").read_text()
+    res = later("exec", "--", "sh", "-c", 'echo "$LD_LIBRARY_PATH"', env={"CUDAENV_VERSION": "13.5.0"})
+    assert res.out.strip().split(":")[:2] == [str(p / "compat"), str(p / "lib64")], res
+    probe = ("import ctypes; l = ctypes.CDLL('libcuda.so.1'); v = ctypes.c_int(); "
+             "l.cuDriverGetVersion(ctypes.byref(v)); print(v.value)")
+    res = later("exec", "--", "/usr/bin/python3", "-c", probe, env={"CUDAENV_VERSION": "13.5.0"})
+    assert res.rc == 0 and res.out.strip() == "13050", res
+    # fetched from the per-driver tree of NVIDIA's layout, not the CUDA index's
+    assert any(path.startswith("/nvidia-driver/redist/cuda_compat/") for path, _ in later.srv.requests)
+
+
+def test_a_changed_compat_archive_from_the_driver_index_is_refused(later, driver_fixture):
+    later.env["CUDAENV_MANIFESTS"] = str(later.sets["manifests-later"])
+    doc = json.loads((later.sets["manifests-later"] / "driver-indexes.json").read_text())
+    path = doc["drivers"][0]["cuda_compat"]["platforms"][PLATFORM]["path"]
+    bad = later.extra / path
+    bad.parent.mkdir(parents=True)
+    data = bytearray((driver_fixture / "mirror" / path).read_bytes())
+    data[-1] ^= 0xFF  # same size, another sha256
+    bad.write_bytes(bytes(data))
+    res = later("install", "13.5", "--compat")
+    assert_one_line_error(res, 4)
+    assert "checksum mismatch" in res.err and "nvidia-driver/redist/cuda_compat/" in res.err, res
+    assert not later.prefix.exists()
+
+
+def test_13_4_without_a_known_driver_index_is_refused_as_not_known(later):
+    res = later("install", "13.4", "--compat")
+    assert_one_line_error(res, 9)
+    assert ("the forward-compatibility libraries (cuda_compat) for CUDA 13.4 are not known: from CUDA "
+            "13.4 NVIDIA ships them in a per-driver index") in res.err, res
+    assert "cuda-compat-13-4" in res.err
+    assert not (later.root / "versions").exists()

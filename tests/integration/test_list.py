@@ -48,3 +48,19 @@ def test_available_lists_the_index_pinned_releases(cudaenv):
     assert all(len(c["index_sha256"]) == 64 for c in doc["cuda"] if c["source"] == "index")
     text = cudaenv("list", "--available").out
     assert "CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):" in text
+
+
+def test_available_lists_cuda_13_5_as_released_but_not_installable(cudaenv):
+    # NVIDIA released 13.5, its index is not known (data/reference/cuda-2026-12-supplement.json)
+    doc = cudaenv("list", "--available", "cuda", "13", "--json").json()
+    announced = {c["version"]: c for c in doc["cuda"] if c["source"] == "announced"}
+    assert set(announced) == {"13.5", "13.4.0"}
+    r = announced["13.5"]
+    assert (r["status"], r["installable"], r["release_date"]) == ("released", False, None)
+    assert (r["driver_branch"], r["driver_branch_basis"]) == (620, "inferred")
+    assert "SM support" in r["not_known"] and "host compilers" in r["not_known"]
+    p = announced["13.4.0"]
+    assert (p["status"], p["superseded_by"], p["installable"]) == ("preview", "13.4.1", False)
+    text = cudaenv("list", "--available", "cuda").out
+    assert "CUDA (published by NVIDIA, not installable: its index is not known):" in text
+    assert "13.5     released (date not known); driver R620 (inferred); its index is not known" in text

@@ -168,3 +168,27 @@ def test_version_names_the_commit_and_the_manifests_date(cudaenv, tmp_path):
     res = cudaenv("--manifests", str(mine), "--version")
     assert res.rc == 0, res
     assert res.out.splitlines()[4] == f"manifests date: {date} (the newest release they know: CUDA 11.8.0)"
+
+
+def test_cuda_13_5_resolves_to_what_is_known_and_install_refuses_it(cudaenv):
+    res = cudaenv("resolve", "13.5", "--json")
+    assert res.rc == 0, res
+    doc = res.json()
+    assert (doc["known"], doc["installable"], doc["cuda"]["source"]) == ("announced", False, "announced")
+    assert doc["driver"]["min"] == "620" and doc["driver"]["min_inferred"] is True
+    assert doc["announced"]["cuda_compat"]["driver"] == "620.70.10"
+    assert {"name": "CUDA Runtime (cudart)", "version": "13.5.37"} in doc["announced"]["components"]
+    text = cudaenv("resolve", "13.5").out
+    assert "R620 or newer for full support (inferred:" in text
+    assert "not installable yet: CUDA 13.5 is released, but NVIDIA's index for it is not known" in text
+    res = cudaenv("install", "13.5")
+    assert_one_line_error(res, 9)
+    assert "cudaenv install 13.4.2" in res.err
+    res = cudaenv("install", "13.4.0")
+    assert_one_line_error(res, 9)
+    assert "CUDA 13.4.0 was a developer preview, superseded by 13.4.1" in res.err
+    assert "--allow-unpinned" not in res.err  # NVIDIA published no index to trust
+    # a plain major takes the newest installable and says 13.5 was passed over
+    doc = cudaenv("resolve", "13", "--json").json()
+    assert doc["cuda"]["version"] == "13.4.2"
+    assert any("CUDA 13.5 is released" in n for n in doc["notes"]), doc["notes"]

@@ -132,6 +132,82 @@ CUDA_NEWER = {
         "windows_arm64": True,
     },
 }
+# A release after the reference (built with driver_compat=True): NVIDIA publishes CUDA 13.5.0 --
+# the mirror has its index and archives -- but the reference knows it only as announced
+# (cuda-2026-12-supplement.json's cuda_13_5); DIR/reference-later adds its index, as a later
+# manifests set would.
+CUDA_LATER = {
+    "13.5.0": {
+        "date": "2026-11-04",
+        "components": {
+            "cuda_cudart": ("13.5.37", [("libcudart.so.13.5.37", "libcudart.so.13", ["libcudart.so"],
+                                         "int cudaRuntimeGetVersion(int *v) { *v = 13050; return 0; }")]),
+            "cuda_nvcc": ("13.5.40", []),
+            "libcublas": ("13.9.0.1", [("libcublas.so.13.9.0.1", "libcublas.so.13", ["libcublas.so"],
+                                        "int cublasGetVersion_v2(void *h, int *v) { (void)h; *v = 130900; return 0; }")]),
+        },
+        "nvcc_banner": "Cuda compilation tools, release 13.5, V13.5.40\nBuild cuda_13.5.r13.5/compiler.37000000_0",
+    },
+}
+RELEASE_PLATFORMS["13.5.0"] = ("linux-x86_64", "linux-sbsa")
+# NVIDIA's per-driver index (compute/nvidia-driver/redist/redistrib_<driver>.json, from CUDA 13.4
+# where cuda_compat lives), nested by a CUDA minor: driver -> (date, the CUDA minor, compat libs)
+DRIVER_INDEXES = {
+    "620.70.10": ("2026-11-23", "13.5", [
+        ("libcuda.so.620.70.10", "libcuda.so.1", ["libcuda.so"],
+         "int cuDriverGetVersion(int *v) { *v = 13050; return 0; }\n"
+         "int cuInit(unsigned f) { (void)f; return 0; }"),
+        ("libnvidia-ptxjitcompiler.so.620.70.10", "libnvidia-ptxjitcompiler.so.1", [],
+         "int __cudaenv_fixture_ptxjit(void) { return 0; }")]),
+}
+
+
+def build_driver_index(compilers, mirror, driver, spec):
+    """One per-driver index in NVIDIA's layout, its cuda_compat archives holding compat/ with a
+    real libcuda; returns the reference's transcription of it (entries_seen's format)."""
+    date, line, libs = spec
+    variant = f"cuda{line}"
+    comp = {"name": "CUDA compat L4T", "license": "CUDA Driver", "version": driver, "cuda_variant": [line]}
+    seen = {"driver": driver, "release_date": date, "cuda_compat_variant": line}
+    for plat, compiler in compilers.items():
+        if plat not in ("linux-x86_64", "linux-sbsa"):
+            continue
+        top = f"cuda_compat-{plat}-{driver}_{variant}-archive"
+        rel = f"cuda_compat/{plat}/{top}.tar.xz"
+        files = [("LICENSE", b"NVIDIA fixture license\n", 0o644, "file", None)]
+        files += lib_files(compiler, "compat", libs)
+        out = mirror / "nvidia-driver" / "redist" / rel
+        write_archive(out, top, files)
+        artifact = {"relative_path": rel, "sha256": sha256(out),
+                    "md5": hashlib.md5(out.read_bytes()).hexdigest(), "size": str(out.stat().st_size)}
+        comp[plat] = {variant: artifact}
+        seen[f"cuda_compat_{plat}"] = artifact
+    index = {"release_date": date, "release_label": driver, "release_product": "nvidia-driver",
+             "cuda_compat": comp}
+    (mirror / "nvidia-driver" / "redist" / f"redistrib_{driver}.json").write_text(json.dumps(index, indent=4))
+    return seen
+
+
+def cuda_supplement_2026(entries):
+    """cuda-2026-12-supplement.json as ../shared/reference writes it: 13.5 released with its index
+    not known, and the per-driver indexes seen."""
+    return {
+        "_about": "fixture",
+        "cuda_13_5": {
+            "status": "released (fixture: NVIDIA's 13.5 release notes)",
+            "source_release_notes": "fixture release notes",
+            "table1_component_versions": {"CUDA Runtime (cudart)": "13.5.37"},
+            "redistrib_index": "NOT FOUND (fixture)",
+            "release_date": "NOT READ (fixture)",
+            "driver_requirement": {"table3_or_branch_row": "NOT READ (fixture)",
+                                   "inferred_branch": "R620 (INFERRED, fixture): first R620 driver seen",
+                                   "evidence": "fixture driver index"},
+            "sm_support": "NOT FOUND (fixture)",
+        },
+        "nvidia_driver_redist_index": {"source": "fixture_mirror.py", "entries_seen": entries},
+    }
+
+
 CUDNN_NEWER = {
     # the JIT library's file name is this fixture's (libcudnn_jit.so.9): cudaenv takes whatever
     # libraries the cudnn_jit archive holds and flattens them into lib64 beside cuDNN's
@@ -517,10 +593,13 @@ def supplement():
             "sm_support": [{"cuda": "13.4", "same_as": "12.4", "source": "fixture"}]}
 
 
-def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLATFORM,), cublas=False):
+def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLATFORM,), cublas=False,
+          driver_compat=False):
     """The mirror for `platforms` (each release built for those of them NVIDIA ships it for);
     with `cublas`, NVIDIA's cuBLAS patch tree too (CUBLAS_PATCHES) and the reference's
-    advisories.json that describes it."""
+    advisories.json that describes it; with `driver_compat` (and `newer`), CUDA 13.5.0 on the
+    mirror, announced in the reference (its index only in DIR/reference-later, made into
+    DIR/manifests-later), and NVIDIA's per-driver index carrying its cuda_compat (DRIVER_INDEXES)."""
     out = Path(out)
     mirror = out / "mirror"
     ref = out / "reference"
@@ -552,6 +631,11 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
                 excerpts.append(cudnn_excerpt(json.loads(text), spec))
             (ref / "cudnn-redist-excerpts-2026.json").write_text(json.dumps(
                 {"_about": "fixture: the opening of NVIDIA's index pages", "releases": excerpts}, indent=1))
+        if driver_compat:
+            for version, spec in CUDA_LATER.items():
+                later_index = build_cuda(ccs, mirror, version, spec)  # the mirror's only, for now
+            seen = [build_driver_index(ccs, mirror, d, spec) for d, spec in DRIVER_INDEXES.items()]
+            (ref / "cuda-2026-12-supplement.json").write_text(json.dumps(cuda_supplement_2026(seen), indent=1))
         if cublas:
             patches = [build_cublas_patch(ccs, mirror, label, spec) for label, spec in CUBLAS_PATCHES.items()]
             (ref / "advisories.json").write_text(json.dumps(
@@ -572,11 +656,18 @@ def build(out, cudaenv=None, project_manifests=None, newer=False, platforms=(PLA
     real_ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "reference")
     shutil.copytree(os.path.join(real_ref, "frameworks"), ref / "frameworks", dirs_exist_ok=True)
     shutil.copy(os.path.join(real_ref, "cudaenv-frameworks.json"), ref / "cudaenv-frameworks.json")
-    if cudaenv:
-        man = out / "manifests"
+    refs = [(ref, out / "manifests")]
+    if driver_compat:
+        later = out / "reference-later"
+        shutil.rmtree(later, ignore_errors=True)
+        shutil.copytree(ref, later)
+        for version in CUDA_LATER:
+            (later / f"cuda-redistrib_{version}.json").write_text(later_index)
+        refs.append((later, out / "manifests-later"))
+    for reference, man in refs if cudaenv else []:
         shutil.rmtree(man, ignore_errors=True)
         man.mkdir()
-        subprocess.run([cudaenv, "__generate-manifests", "--reference", str(ref), "--out", str(man)],
+        subprocess.run([cudaenv, "__generate-manifests", "--reference", str(reference), "--out", str(man)],
                        check=True, stdout=subprocess.DEVNULL)
         src = Path(project_manifests) if project_manifests else Path(__file__).resolve().parents[2] / "manifests"
         shutil.copy(src / "profiles.json", man / "profiles.json")

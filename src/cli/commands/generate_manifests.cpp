@@ -42,6 +42,8 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                    {"registry_checked", r.registry_checked},
                    {"advisories", r.advisories},
                    {"cublas_patches", r.cublas_patches},
+                   {"announced", r.announced},
+                   {"driver_indexes", r.driver_indexes},
                    {"frameworks", [&] {
                         nlohmann::json f = nlohmann::json::object();
                         for (const auto& [name, c] : r.frameworks) {
@@ -59,7 +61,9 @@ int run_generate(const GenerateOptions& o, Context& ctx) {
                  << " TensorFlow rows, " << r.gpus << " GPUs; " << r.registry_checked
                  << " redistrib files matched the pinned registry; " << r.index_pinned
                  << " releases pinned by their index alone; " << r.cublas_patches
-                 << " cuBLAS patches; " << r.advisories << " advisories\n";
+                 << " cuBLAS patches; " << r.advisories << " advisories; " << r.announced
+                 << " CUDA releases announced (index not known); " << r.driver_indexes
+                 << " driver indexes with cuda_compat\n";
         for (const auto& [name, c] : r.frameworks) {
             *ctx.out << "  " << name << ": " << c.rows << " rows, " << c.variants
                      << " CUDA builds, " << c.values << " values (" << c.primary

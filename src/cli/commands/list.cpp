@@ -1,6 +1,7 @@
 // cudaenv list --available [cuda|cudnn|FRAMEWORK]
 #include "../context.hpp"
 #include "common.hpp"
+#include "core/manifest/announced.hpp"
 #include "core/ops/available.hpp"
 #include "core/ops/select.hpp"
 #include "registry.hpp"
@@ -185,6 +186,18 @@ void print_cuda(std::ostream& out, const ops::Availability& a) {
     section("CUDA (runfile installers, read as archives, never run):", Source::runfile);
     section("CUDA (known by NVIDIA's index, its sha256 pinned; install fetches it):",
             Source::index);
+    bool announced = false;
+    for (const auto& c : a.cuda) {
+        if (c.source != Source::announced) {
+            continue;
+        }
+        if (!announced) {
+            out << "CUDA (published by NVIDIA, not installable: its index is not known):\n";
+            announced = true;
+        }
+        out << "  " << std::left << std::setw(8) << c.version.str() << " "
+            << manifest::announced_summary(*c.announced) << "\n";
+    }
     out << "  (* installed)\n";
 }
 
@@ -258,6 +271,28 @@ nlohmann::json availability_json(const ops::Availability& a) {
                 auto j = pinned_json(*c.index);
                 j["installed"] = c.installed;
                 arr.push_back(j);
+                continue;
+            }
+            if (const auto* an = c.announced) {
+                json one{
+                    {"version", c.version.str()},
+                    {"source", "announced"},
+                    {"status", an->preview ? "preview" : "released"},
+                    {"installable", false},
+                    {"installed", false},
+                    {"release_date", an->release_date.empty() ? json() : json(an->release_date)},
+                    {"superseded_by", an->superseded_by ? json(an->superseded_by->str()) : json()},
+                    {"driver_branch", an->driver_branch ? json(*an->driver_branch) : json()},
+                    {"driver_branch_basis",
+                     an->driver_branch ? json(an->driver_branch_inferred ? "inferred" : "stated")
+                                       : json()},
+                    {"index", an->index}};
+                json unknown = json::array();
+                for (const auto& [what, text] : an->not_known) {
+                    unknown.push_back(what);
+                }
+                one["not_known"] = unknown;
+                arr.push_back(one);
                 continue;
             }
             arr.push_back(

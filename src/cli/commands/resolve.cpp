@@ -4,6 +4,7 @@
 #include "../context.hpp"
 #include "../spec_options.hpp"
 #include "common.hpp"
+#include "core/manifest/driver_indexes.hpp"
 #include "core/ops/audit.hpp"
 #include "core/ops/resolve_spec.hpp"
 #include "registry.hpp"
@@ -354,11 +355,160 @@ void print_text(std::ostream& o, const Resolution& r) {
     }
 }
 
+/// The per-driver index whose cuda_compat is for an announced release's minor (the newest), or
+/// null.
+const manifest::DriverIndex* announced_compat(const manifest::Catalog& c,
+                                              const manifest::AnnouncedRelease& a) {
+    const manifest::DriverIndex* out = nullptr;
+    for (const auto& d : c.driver_indexes) {
+        if (d.compat_cuda == a.version.truncated(2) && a.version.size() == 2) {
+            out = &d;
+        }
+    }
+    return out;
+}
+
+/// `resolve --json` of an announced release: the same members as any resolution (null where
+/// nothing is known), `known: "announced"`, and the announcement itself.
+nlohmann::json announced_json(const manifest::Catalog& c,
+                              const manifest::AnnouncedRelease& a,
+                              const Resolution& r) {
+    using nlohmann::json;
+    auto list = [](const std::vector<std::pair<std::string, std::string>>& v,
+                   const char* k1,
+                   const char* k2) {
+        json out = json::array();
+        for (const auto& [x, y] : v) {
+            out.push_back(json{{k1, x}, {k2, y}});
+        }
+        return out;
+    };
+    json ann{
+        {"status", a.preview ? "preview" : "released"},
+        {"superseded_by", a.superseded_by ? json(a.superseded_by->str()) : json()},
+        {"status_source", a.status_source},
+        {"index", a.index},
+        {"release_date_text", a.release_date_text.empty() ? json() : json(a.release_date_text)},
+        {"platforms", a.platforms.empty() ? json() : json(a.platforms)},
+        {"components", list(a.components, "name", "version")},
+        {"components_source", a.components_source.empty() ? json() : json(a.components_source)},
+        {"not_known", list(a.not_known, "what", "text")}};
+    const auto* d = announced_compat(c, a);
+    ann["cuda_compat"] =
+        d ? json{{"driver", d->driver.str()}, {"index", d->index}, {"cuda", d->compat_cuda.str()}}
+          : json();
+    json driver{{"min", a.driver_branch ? json(std::to_string(*a.driver_branch)) : json()},
+                {"min_source",
+                 a.driver_branch ? json("branch:R" + std::to_string(*a.driver_branch)) : json()}};
+    if (a.driver_branch) {
+        driver["min_basis"] = a.driver_source;
+        driver["min_inferred"] = a.driver_branch_inferred;
+    }
+    driver["compat_min"] = a.driver_compat_min ? json(a.driver_compat_min->str()) : json();
+    return json{{"command", "resolve"},
+                {"ok", true},
+                {"spec", r.spec},
+                {"version", json()},
+                {"cuda",
+                 {{"version", a.version.str()},
+                  {"source", "announced"},
+                  {"known", "announced"},
+                  {"release_date", a.release_date.empty() ? json() : json(a.release_date)},
+                  {"nvcc_version", json()},
+                  {"index", json()}}},
+                {"cudnn", json()},
+                {"known", "announced"},
+                {"announced", ann},
+                {"driver", driver},
+                {"sm", json()},
+                {"host_compilers", json{{"gcc_max", json()}, {"clang_max", json()}}},
+                {"profile", r.profile},
+                {"platform", r.platform},
+                {"platform_compat", json()},
+                {"archives", json::array()},
+                {"cublas", json()},
+                {"total_size", 0},
+                {"unknown_sizes", 0},
+                {"installable", false},
+                {"not_installable", r.not_installable},
+                {"notes", r.notes},
+                {"pins_not_met", json::array()}};
+}
+
+/// What is known of an announced release, row by row, and why it does not install.
+void print_announced(std::ostream& o,
+                     const manifest::Catalog& c,
+                     const manifest::AnnouncedRelease& a,
+                     const Resolution& r) {
+    Rows row{o};
+    o << r.spec << "\n";
+    std::string v = a.version.str();
+    if (a.preview) {
+        row("CUDA",
+            v + "  (a developer preview, superseded by " + a.superseded_by->str() +
+                "; NVIDIA published no index for it)");
+        row("source", a.status_source);
+    } else {
+        row("CUDA", v + "  (released; NVIDIA's index for it is not known to the manifests)");
+        row("released",
+            a.release_date.empty() ? "date not known: " + a.release_date_text : a.release_date);
+        std::string driver;
+        if (a.driver_branch) {
+            driver = "R" + std::to_string(*a.driver_branch) + " or newer for full support" +
+                     (a.driver_branch_inferred ? " (inferred: " + a.driver_source + ")" : "");
+        }
+        if (a.driver_compat_min) {
+            driver += (driver.empty() ? "" : "; ") + std::string(">= ") +
+                      a.driver_compat_min->str() + " with minor-version compatibility";
+        }
+        row("driver", driver.empty() ? "not known" : driver);
+        if (!a.platforms.empty()) {
+            row("archs", a.platforms);
+        }
+        if (!a.components.empty()) {
+            row("versions", "as NVIDIA's release notes list them (" + a.components_source + "):");
+            std::size_t w = 0;
+            for (const auto& [name, ver] : a.components) {
+                w = std::max(w, name.size());
+            }
+            for (const auto& [name, ver] : a.components) {
+                o << "    " << std::left << std::setw(static_cast<int>(w) + 2) << name << ver
+                  << "\n";
+            }
+        }
+        if (const auto* d = announced_compat(c, a)) {
+            row("compat",
+                "cuda_compat for CUDA " + v + " in driver " + d->driver.str() + "'s index (" +
+                    d->index +
+                    "): install --compat takes it once the "
+                    "release installs");
+        }
+        row("index", "not known: " + a.index);
+        for (const auto& [what, text] : a.not_known) {
+            row("unknown", what + ": " + text);
+        }
+    }
+    for (const auto& n : r.notes) {
+        o << "note: " << n << "\n";
+    }
+    for (const auto& n : r.not_installable) {
+        o << "not installable yet: " << n << "\n";
+    }
+}
+
 int run_resolve(const ResolveOptionsCli& o, Context& ctx) {
     ctx.platform = o.spec_options.platform; // forced_platform() sees --platform
     auto d = ops::describe_spec(ctx, o.spec, o.spec_options);
     if (!d) {
         return report_error(ctx, d.error(), "resolve");
+    }
+    if (const auto* a = d->described.announced) {
+        if (ctx.json) {
+            emit_json(ctx, announced_json(*d->described.catalog, *a, d->described.res));
+        } else {
+            print_announced(*ctx.out, *d->described.catalog, *a, d->described.res);
+        }
+        return 0;
     }
     auto advisories = ops::advisories_for(ctx, d->described.res);
     if (ctx.json) {

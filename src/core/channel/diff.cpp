@@ -1,5 +1,6 @@
 #include "diff.hpp"
 
+#include "../manifest/announced.hpp"
 #include "../text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -195,6 +196,38 @@ std::vector<SetChange> diff_sets(const manifest::Catalog& before,
             return join(d, "; ");
         },
         out);
+    // releases NVIDIA published whose index is not known (announced.json): a set that carries the
+    // release itself drops the announcement and adds the release above
+    diff_by(
+        before.announced,
+        after.announced,
+        [](const manifest::AnnouncedRelease& a) {
+            return "CUDA " + a.version.str() + " (announced, not installable)";
+        },
+        [](const manifest::AnnouncedRelease& a) { return manifest::announced_summary(a); },
+        [](const manifest::AnnouncedRelease& b, const manifest::AnnouncedRelease& a) {
+            return manifest::announced_summary(b) == manifest::announced_summary(a)
+                       ? std::string()
+                       : manifest::announced_summary(a);
+        },
+        out);
+    // NVIDIA's per-driver indexes (driver-indexes.json): where --compat takes cuda_compat from 13.4
+    auto compat_text = [](const manifest::DriverIndex& d) {
+        std::string platforms;
+        for (const auto& [p, a] : d.compat) {
+            platforms += (platforms.empty() ? "" : ", ") + p;
+        }
+        return "cuda_compat for CUDA " + d.compat_cuda.str() + " (" + platforms + ")";
+    };
+    diff_by(
+        before.driver_indexes,
+        after.driver_indexes,
+        [](const manifest::DriverIndex& d) { return "driver index " + d.driver.str(); },
+        compat_text,
+        [&](const manifest::DriverIndex& b, const manifest::DriverIndex& a) {
+            return compat_text(b) == compat_text(a) ? std::string() : compat_text(a);
+        },
+        out);
     return out;
 }
 
@@ -258,6 +291,13 @@ std::vector<Pin> pins_of(const manifest::Catalog& c) {
             add(a,
                 "cublas " + p.version.str() + " libcublas " + platform,
                 "cuBLAS patch " + p.label + " libcublas " + platform);
+        }
+    }
+    for (const auto& d : c.driver_indexes) {
+        for (const auto& [platform, a] : d.compat) {
+            add(a,
+                "nvidia-driver " + d.driver.str() + " cuda_compat " + platform,
+                "driver " + d.driver.str() + " cuda_compat " + platform);
         }
     }
     for (const auto& p : c.pinned_indexes) {

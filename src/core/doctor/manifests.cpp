@@ -2,6 +2,7 @@
 #include "manifests.hpp"
 
 #include "../manifest/codec.hpp"
+#include "../manifest/driver_indexes.hpp"
 #include "../manifest/gpu_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -146,6 +147,14 @@ const std::vector<manifest::Framework>& Manifests::frameworks() {
         m_frameworks = f ? std::move(*f) : std::vector<manifest::Framework>{};
     }
     return *m_frameworks;
+}
+
+const std::vector<manifest::DriverIndex>& Manifests::driver_indexes() {
+    if (!m_driver_indexes) {
+        auto d = manifest::load_driver_indexes(m_dir);
+        m_driver_indexes = d ? std::move(*d) : std::vector<manifest::DriverIndex>{};
+    }
+    return *m_driver_indexes;
 }
 
 } // namespace cudaenv::doctor

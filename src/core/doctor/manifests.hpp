@@ -34,6 +34,9 @@ class Manifests {
     /// Today as YYYY-MM-DD.
     std::string today() const;
     const std::vector<manifest::Framework>& frameworks();
+    /// driver-indexes.json: NVIDIA's per-driver indexes with their cuda_compat (empty when absent
+    /// or invalid).
+    const std::vector<manifest::DriverIndex>& driver_indexes();
 
   private:
     std::filesystem::path m_dir;
@@ -44,6 +47,7 @@ class Manifests {
     std::optional<manifest::GpuSupport> m_gpu_support;
     std::optional<Result<manifest::Advisories>> m_advisories;
     std::optional<std::vector<manifest::Framework>> m_frameworks;
+    std::optional<std::vector<manifest::DriverIndex>> m_driver_indexes;
 };
 
 } // namespace cudaenv::doctor

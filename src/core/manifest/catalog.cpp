@@ -1,8 +1,10 @@
 // A manifests folder: its files, the frameworks in it, and the Catalog they make (codec.hpp).
 #include "../fs.hpp"
+#include "announced.hpp"
 #include "codec.hpp"
 #include "codec_fields.hpp"
 #include "cublas_patches.hpp"
+#include "driver_indexes.hpp"
 #include "nvidia_redist.hpp"
 
 #include <nlohmann/json.hpp>
@@ -198,6 +200,14 @@ Result<Catalog> parse_catalog(const ManifestFiles& files, const std::string& sho
     if (auto doc = CUDAENV_TRY(top(k_cublas_file, false))) {
         c.cublas_patches =
             CUDAENV_TRY(parse_cublas_patches(*doc, shown + "/" + std::string(k_cublas_file)));
+    }
+    if (auto doc = CUDAENV_TRY(top(k_announced_file, false))) {
+        c.announced =
+            CUDAENV_TRY(parse_announced(*doc, shown + "/" + std::string(k_announced_file)));
+    }
+    if (auto doc = CUDAENV_TRY(top(k_driver_indexes_file, false))) {
+        c.driver_indexes = CUDAENV_TRY(
+            parse_driver_indexes(*doc, shown + "/" + std::string(k_driver_indexes_file)));
     }
     auto profiles = CUDAENV_TRY(top("profiles.json", true));
     c.profiles = CUDAENV_TRY(parse_profiles(*profiles, shown + "/profiles.json"));

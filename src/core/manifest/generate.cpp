@@ -2,10 +2,13 @@
 
 #include "../fs.hpp"
 #include "../sha256.hpp"
+#include "announced.hpp"
 #include "codec.hpp"
 #include "cublas_patches.hpp"
+#include "driver_indexes.hpp"
 #include "generate_advisories.hpp"
 #include "generate_cublas.hpp"
+#include "generate_cuda_supplement.hpp"
 #include "generate_cudnn_excerpts.hpp"
 #include "generate_frameworks.hpp"
 #include "gpu_support.hpp"
@@ -1148,6 +1151,13 @@ Result<GenerateReport> generate_manifests(const fs::path& ref, const fs::path& o
     }
     if (auto patches = CUDAENV_TRY(cublas_patches_from_reference(ref, report))) {
         top[k_cublas_file] = render(cublas_patches_to_json(*patches));
+    }
+    auto supplement = CUDAENV_TRY(cuda_supplement_from_reference(ref, cuda, report));
+    if (supplement.announced) {
+        top[k_announced_file] = render(announced_to_json(*supplement.announced));
+    }
+    if (supplement.driver_indexes) {
+        top[k_driver_indexes_file] = render(driver_indexes_to_json(*supplement.driver_indexes));
     }
     for (const auto& [name, content] : top) {
         auto existing = read_text_file(out / name);

@@ -12,6 +12,8 @@
 //   gpu-support.json  gpus/: GPUs by PCI id, architectures' last branches, branch end of life
 //   advisories.json   advisories.json (NVIDIA's bulletins) + cudaenv-advisories.json (ours)
 //   cublas.json       advisories.json's cublas_patches: NVIDIA's cuBLAS patch releases
+//   announced.json, driver-indexes.json   cuda-2026-12-supplement.json: releases whose index
+//                     is not known (13.5, 13.4.0), per-driver indexes with their cuda_compat
 //   cudaenv-supplement.json beside facts.json adds Table 3 rows, driver branches, compilers
 // profiles.json is the project's own choice and is not generated.
 #pragma once
@@ -47,6 +49,8 @@ struct GenerateReport {
     std::size_t registry_checked = 0; ///< redistrib files whose sha256 matched the registry
     std::size_t index_pinned = 0;     ///< releases known by their index's sha256 alone
     std::size_t advisories = 0;       ///< in advisories.json
+    std::size_t announced = 0;        ///< releases NVIDIA published whose index is not known
+    std::size_t driver_indexes = 0;   ///< NVIDIA's per-driver indexes with cuda_compat known
     /// Components NVIDIA publishes that no profile names or excludes (new, or renamed -- as
     /// cuda_cccl became cccl in 13.3): only `full` would install them. Said out loud by the
     /// generator, and kept empty for the built-in profiles by a test.

@@ -342,6 +342,46 @@ struct CublasPatch {
     std::map<std::string, Artifact, std::less<>> platforms;
 };
 
+/// A CUDA release NVIDIA has published -- or previewed -- whose index the manifests do not know
+/// (announced.json, from the reference's cuda-2026-12-supplement.json): `list --available` and
+/// `resolve` show what is known of it, `install` refuses it as not known (exit 9). A manifests
+/// set that carries the release itself (cuda/<version>.json) makes it installable: a release
+/// the catalog has always wins over its announcement.
+struct AnnouncedRelease {
+    /// 13.5 (major.minor: the full version is not known until its index is), or 13.4.0
+    Version version;
+    bool preview = false;                 ///< a developer preview (13.4.0), not a release
+    std::optional<Version> superseded_by; ///< a preview's GA release (13.4.1)
+    std::string status_source;            ///< the reference's words for its status, sourced
+    std::string index;                    ///< why its index is not known (the reference's words)
+    std::string release_date;             ///< empty: not known
+    std::string release_date_text;        ///< what is known of the date, and from where
+    /// The driver branch it needs, and whether NVIDIA's text names it or it is inferred.
+    std::optional<unsigned> driver_branch;
+    bool driver_branch_inferred = true;
+    std::string driver_source;
+    std::optional<Version> driver_compat_min; ///< its major's minor-version-compatibility floor
+    std::string platforms;                    ///< as its release notes list them
+    /// NVIDIA's release notes' component table: name, version as printed.
+    std::vector<std::pair<std::string, std::string>> components;
+    std::string components_source;
+    /// What the reference could not find: what, and its words ("NOT FOUND ...").
+    std::vector<std::pair<std::string, std::string>> not_known;
+};
+
+/// One of NVIDIA's per-driver indexes (compute/nvidia-driver/redist/redistrib_<driver>.json),
+/// as far as the manifests know it (driver-indexes.json): from CUDA 13.4 NVIDIA ships
+/// cuda_compat there, one CUDA minor per driver, instead of in the CUDA index.
+struct DriverIndex {
+    Version driver;           ///< 620.70.10
+    std::string release_date; ///< the index's
+    std::string index;        ///< nvidia-driver/redist/redistrib_620.70.10.json (not pinned)
+    Version compat_cuda;      ///< the CUDA minor its cuda_compat is for (cuda_variant 13.5)
+    /// cuda_compat per platform: each archive with NVIDIA's sha256 and size.
+    std::map<std::string, Artifact, std::less<>> compat;
+    std::string source; ///< where these values were read
+};
+
 /// A named set of CUDA components. `all` takes every component of the release except
 /// `exclude`; otherwise `includes` (other profiles) plus `components`.
 struct Profile {
@@ -383,6 +423,12 @@ struct Catalog {
     Rules rules;
     /// cublas.json: NVIDIA's cuBLAS patch releases, ascending by version; empty without the file.
     std::vector<CublasPatch> cublas_patches;
+    /// announced.json: releases NVIDIA published whose index is not known, ascending; empty
+    /// without the file.
+    std::vector<AnnouncedRelease> announced;
+    /// driver-indexes.json: NVIDIA's per-driver indexes with their cuda_compat, ascending by
+    /// driver; empty without the file.
+    std::vector<DriverIndex> driver_indexes;
 
     const CudaRelease* find_cuda(const Version& exact) const;
     /// Newest CUDA release that `prefix` is a prefix of (11.8 -> 11.8.0).

@@ -2,6 +2,7 @@
 #include "available.hpp"
 
 #include "core/install/install.hpp"
+#include "core/manifest/announced.hpp"
 
 #include <algorithm>
 
@@ -76,6 +77,17 @@ void list_cuda(const manifest::Catalog& c,
             a.installable = true;
             a.installed = installed.cuda(it->version);
             a.index = &*it;
+            out.cuda.push_back(std::move(a));
+        }
+    }
+    for (auto it = c.announced.rbegin(); it != c.announced.rend(); ++it) {
+        // the catalog's own release of it (a later manifests set) is listed above instead
+        if (passes(filter, it->version) && manifest::announced_for(c, it->version) == &*it) {
+            AvailableCuda a;
+            a.version = it->version;
+            a.source = AvailableCuda::Source::announced;
+            a.release_date = it->release_date;
+            a.announced = &*it;
             out.cuda.push_back(std::move(a));
         }
     }

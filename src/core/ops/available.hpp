@@ -18,13 +18,15 @@ struct AvailableQuery {
 };
 
 struct AvailableCuda {
-    enum class Source { redist, runfile, index };
+    /// announced: released (or previewed) by NVIDIA, its index not known: not installable
+    enum class Source { redist, runfile, index, announced };
     Version version;
     Source source = Source::redist;
     bool installable = false;
     bool installed = false;
-    std::string release_date;                     ///< not for Source::index
-    const manifest::PinnedIndex* index = nullptr; ///< Source::index: the pinned index
+    std::string release_date;                              ///< not for Source::index
+    const manifest::PinnedIndex* index = nullptr;          ///< Source::index: the pinned index
+    const manifest::AnnouncedRelease* announced = nullptr; ///< Source::announced
 };
 
 struct AvailableCudnn {
@@ -52,7 +54,8 @@ struct Availability {
     bool has_cuda = false;
     bool has_cudnn = false;
     bool has_frameworks = false;
-    std::vector<AvailableCuda> cuda;   ///< the manifests' releases, then index-known ones
+    /// the manifests' releases, then index-known ones, then announced ones
+    std::vector<AvailableCuda> cuda;
     std::vector<AvailableCudnn> cudnn; ///< likewise
     std::vector<AvailableFramework> frameworks;
 };

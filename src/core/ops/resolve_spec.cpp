@@ -2,6 +2,7 @@
 #include "resolve_spec.hpp"
 
 #include "core/fetch/download.hpp"
+#include "core/manifest/announced.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/manifest/indexes.hpp"
 #include "core/manifest/nvidia_redist.hpp"
@@ -23,6 +24,10 @@ struct Unpinned {
 };
 
 Unpinned unpinned_candidate(const manifest::Catalog& cat, const Spec& spec) {
+    const auto* announced = spec.cuda ? manifest::announced_for(cat, *spec.cuda) : nullptr;
+    if (announced && announced->preview) {
+        return {}; // NVIDIA published no index for a developer preview: nothing to fetch
+    }
     if (spec.cuda && spec.cuda->size() == 3 && !cat.newest_cuda(*spec.cuda)) {
         return {Unpinned::Kind::cuda, spec.cuda->str()};
     }
@@ -148,6 +153,9 @@ describe_spec(Session& session, const std::string& text, const SpecOptions& opti
     auto d = describe(*cat, spec, ro);
     if (!d) {
         return Error(d.error()).with_context("resolving '" + text + "'");
+    }
+    if (d->announced) {
+        return SpecDescription{std::move(cat), std::move(*d), {}}; // no release to check
     }
     auto machine = machine_check(session, *d->res.cuda);
     return SpecDescription{std::move(cat), std::move(*d), std::move(machine)};

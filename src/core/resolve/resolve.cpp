@@ -1,6 +1,8 @@
 #include "resolve.hpp"
 
+#include "../manifest/announced.hpp"
 #include "../manifest/cublas_patches.hpp"
+#include "../manifest/driver_indexes.hpp"
 #include "../suggest.hpp"
 
 #include <algorithm>
@@ -90,6 +92,10 @@ std::string version_hint(const std::string& asked, const std::vector<std::string
 }
 
 Error cuda_not_found(const Catalog& c, const Version& v) {
+    if (const auto* a = manifest::announced_for(c, v)) {
+        // NVIDIA published it, the manifests do not know its index: not known, not absent
+        return manifest::announced_error(c, *a);
+    }
     std::vector<std::string> known;
     for (const auto& r : c.cuda) {
         known.push_back(r.version.str());
@@ -486,12 +492,11 @@ void add_archives(const Catalog& c, Resolution& res, const ResolveOptions& opt) 
     }
 }
 
-/// The first CUDA whose index no longer carries cuda_compat: NVIDIA moved it to the per-driver
-/// index (compute/nvidia-driver/redist/redistrib_<driver>.json; cuda-2026-12-supplement.json).
-const Version k_compat_per_driver = *Version::try_parse("13.4");
-
-/// --compat: the release's cuda_compat archive for the platform. A release that has none (a
-/// runfile, an index without it, 13.4 on) is not_found, naming the releases that have one.
+/// --compat: the release's cuda_compat archive for the platform -- from its own index, or from
+/// CUDA 13.4 from the newest per-driver index the manifests know for its minor
+/// (driver-indexes.json). A release that has none (a runfile, an index without it) is
+/// not_found, naming the releases that have one; from 13.4, with no driver index known for it,
+/// not known.
 Status add_compat(const Catalog& c, Resolution& res) {
     const auto& cuda = *res.cuda;
     if (cuda.source == CudaSource::index) {
@@ -512,17 +517,41 @@ Status add_compat(const Catalog& c, Resolution& res) {
         res.unknown_sizes += artifact->size ? 0u : 1u;
         return Ok{};
     }
+    std::string line = cuda.version.truncated(2).str();
+    if (const auto* d = manifest::driver_compat_for(c.driver_indexes, cuda, res.platform)) {
+        // from 13.4 NVIDIA ships cuda_compat with the driver: the driver's version is the
+        // compat libraries' version, as the CUDA index's cuda_compat component had it
+        const Artifact& a = d->compat.find(res.platform)->second;
+        res.compat = true;
+        res.archives.push_back({"cuda_compat", d->driver, a, std::nullopt});
+        res.total_size += a.size.value_or(0);
+        res.unknown_sizes += a.size ? 0u : 1u;
+        res.notes.push_back("cuda_compat for CUDA " + line + " comes from driver " +
+                            d->driver.str() + "'s index (" + d->index +
+                            "): from CUDA 13.4 NVIDIA ships it with the driver; its archive's "
+                            "sha256 and size are NVIDIA's, as that index lists them");
+        return Ok{};
+    }
     if (cuda.source == CudaSource::redist && !comp &&
-        Version::compare_numeric(cuda.version, k_compat_per_driver) >= 0) {
+        Version::compare_numeric(cuda.version, manifest::compat_per_driver_from()) >= 0) {
         // from 13.4 NVIDIA ships cuda_compat with the driver, in a per-driver index: not known
         // here, which is not the same as not shipped
+        auto others = manifest::driver_compat_any(c.driver_indexes, cuda);
+        std::string why = "the manifests know none that carries cuda_compat for CUDA " + line;
+        if (!others.empty()) {
+            std::string platforms;
+            for (const auto& [p, a] : others.back()->compat) {
+                platforms += (platforms.empty() ? "" : ", ") + p;
+            }
+            why = "the manifests know driver " + others.back()->driver.str() +
+                  "'s, whose cuda_compat for CUDA " + line + " is known for " + platforms +
+                  " only, not " + res.platform;
+        }
         return Error(ErrorCode::not_found,
-                     "the forward-compatibility libraries (cuda_compat) for CUDA " +
-                         cuda.version.truncated(2).str() +
+                     "the forward-compatibility libraries (cuda_compat) for CUDA " + line +
                          " are not known: from CUDA 13.4 NVIDIA ships them in a per-driver index "
-                         "(nvidia-driver/redist/redistrib_<driver>.json), and the manifests know "
-                         "none that carries cuda_compat for CUDA " +
-                         cuda.version.truncated(2).str())
+                         "(nvidia-driver/redist/redistrib_<driver>.json), and " +
+                         why)
             .with_hint("NVIDIA's package repositories have cuda-compat-" +
                        std::to_string(cuda.version.major()) + "-" +
                        std::to_string(cuda.version.minor()));
@@ -1002,6 +1031,14 @@ Result<Resolution> resolve(const Catalog& c, const Spec& spec, const ResolveOpti
         return cuda_not_found(c, *want_cuda);
     }
     CUDAENV_TRY(take_platform(c, res, opt));
+    if (spec.kind != Spec::Kind::framework) {
+        if (const auto* a = manifest::announced_newer(c, *want_cuda, res.cuda->version)) {
+            res.notes.push_back("CUDA " + a->version.str() +
+                                " is released, but NVIDIA's index for it is not known to the "
+                                "manifests: CUDA " +
+                                res.cuda->version.str() + " is the newest installable");
+        }
+    }
     if (want_cudnn) {
         res.cudnn = newest_cudnn_on(c, *want_cudnn, res.cuda->version, res.platform);
         if (res.framework_variant && !opt.cudnn && want_cudnn->size() > 1 &&
@@ -1106,6 +1143,16 @@ Result<Described> describe(const Catalog& c, const Spec& spec, const ResolveOpti
     const PinnedIndex* cuda_pin = cuda ? c.pinned_index("cuda", *cuda) : nullptr;
     const PinnedIndex* cudnn_pin = cudnn ? c.pinned_index("cudnn", *cudnn) : nullptr;
     Described d;
+    if (const auto* a = cuda && !cudnn ? manifest::announced_for(c, *cuda) : nullptr) {
+        // released (or previewed), its index not known: what is known of it, not installable
+        d.catalog = std::shared_ptr<const Catalog>(&c, [](const Catalog*) {});
+        d.announced = a;
+        d.res.spec = spec.text;
+        d.res.profile = opt.profile;
+        d.res.platform = opt.platform;
+        d.res.not_installable.push_back(manifest::announced_error(c, *a).message);
+        return d;
+    }
     if (cuda_pin) {
         auto copy = std::make_shared<Catalog>(c);
         CudaRelease r;

@@ -137,9 +137,13 @@ resolve(const manifest::Catalog& catalog, const Spec& spec, const ResolveOptions
 /// CUDA the facts: minimum driver, SM range, host compilers). `install` fetches the index
 /// instead and then knows everything. The Resolution points into `catalog` (a copy of the
 /// catalog with the index-known CUDA release in it, when there is one): keep it alive.
+/// A plain CUDA SPEC the catalog has no release for but announced.json announces (CUDA 13.5,
+/// the 13.4.0 preview) describes to the announcement: `announced` set, `res` without a release
+/// (`res.cuda` null), not installable, saying why.
 struct Described {
     std::shared_ptr<const manifest::Catalog> catalog;
     Resolution res;
+    const manifest::AnnouncedRelease* announced = nullptr;
 };
 
 Result<Described>

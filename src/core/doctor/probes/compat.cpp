@@ -4,6 +4,7 @@
 // a GPU forward compatibility does not support); a driver too old that --compat would fix.
 #include "../../activate/compat.hpp"
 
+#include "../../manifest/driver_indexes.hpp"
 #include "../../manifest/gpu_support.hpp"
 #include "probes.hpp"
 
@@ -60,10 +61,20 @@ Finding not_installed(Host& h, const Toolkit& t) {
     if (comp && !comp->platforms.count("linux-x86_64") && !comp->platforms.count("linux-sbsa")) {
         comp = nullptr;
     }
-    if (!bad.empty() || h.facts().pci_gpus().empty() || !comp) {
+    // from CUDA 13.4 NVIDIA ships it with the driver: a per-driver index the manifests know
+    bool shipped = comp != nullptr;
+    for (const char* p : {"linux-x86_64", "linux-sbsa"}) {
+        shipped = shipped || manifest::driver_compat_for(h.manifests().driver_indexes(), *rel, p);
+    }
+    bool per_driver =
+        Version::compare_numeric(rel->version, manifest::compat_per_driver_from()) >= 0;
+    if (!bad.empty() || h.facts().pci_gpus().empty() || !shipped) {
         return skip("driver " + driver->str() + " is older than CUDA " + rel->version.str() +
                     " needs, and forward compatibility cannot help: " +
-                    (!comp         ? "NVIDIA ships no cuda_compat for it"
+                    (!shipped && per_driver
+                         ? "from CUDA 13.4 NVIDIA ships cuda_compat with the driver, and the "
+                           "manifests know no driver index with cuda_compat for it"
+                     : !shipped    ? "NVIDIA ships no cuda_compat for it"
                      : bad.empty() ? "no NVIDIA GPU is on the PCI bus"
                                    : bad.front() + " is not a data-center GPU (error 804)"));
     }

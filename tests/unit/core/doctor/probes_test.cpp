@@ -1960,6 +1960,17 @@ TEST_F(DoctorCompat, ADriverTooOldForAReleaseWithoutCompatSaysItCannotHelp) {
     EXPECT_HAS(f.summary, "NVIDIA ships no cuda_compat for it");
 }
 
+// From 13.4 cuda_compat is in NVIDIA's per-driver index: with none known for 13.4 (R615), the
+// probe says the manifests do not know one, not that NVIDIA ships none.
+TEST_F(DoctorCompat, From134WithoutAKnownDriverIndexItSaysSo) {
+    write(std::string(k_cuda) + "/version.json", R"({"cuda": {"version": "13.4.2"}})");
+    write("/proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 2025\n");
+    auto f = probe(checks::compat);
+    EXPECT_EQ(f.status, Status::skip) << f.summary;
+    EXPECT_HAS(f.summary, "the manifests know no driver index with cuda_compat for it");
+}
+
 TEST_F(DoctorCompat, ACompatLibcudaOnTheMachineWideLoaderPathFails) {
     install_compat("560.35.03");
     write("/etc/ld.so.conf.d/000_cuda-compat.conf", std::string(k_cuda) + "/compat\n");

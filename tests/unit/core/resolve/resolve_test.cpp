@@ -1,3 +1,4 @@
+#include "core/manifest/announced.hpp"
 #include "core/manifest/codec.hpp"
 #include "core/resolve/resolve.hpp"
 
@@ -742,4 +743,119 @@ TEST(ResolveCompat, From134ItIsNotKnownWithoutThePerDriverIndex) {
               std::string::npos)
         << r.error().message;
     EXPECT_EQ(r.error().message.find("has no"), std::string::npos);
+}
+
+// CUDA 13.5 is released, its index is not known (announced.json): resolve and install refuse it
+// as not known (exit 9), with what to install instead; describe shows what is known of it.
+TEST(ResolveAnnounced, Cuda135IsReleasedButNotInstallable) {
+    auto r = run("13.5");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::not_found);
+    EXPECT_EQ(r.error().message,
+              "CUDA 13.5 is released, but NVIDIA's index for it is not known to the manifests: "
+              "cudaenv cannot install it yet");
+    ASSERT_FALSE(r.error().hints.empty());
+    EXPECT_EQ(r.error().hints.front(),
+              "the newest installable CUDA 13 is 13.4.2: cudaenv install 13.4.2");
+    // a full version under it is the same announcement (the label is not known)
+    auto full = run("13.5.0");
+    ASSERT_FALSE(full);
+    EXPECT_NE(full.error().message.find("CUDA 13.5 is released"), std::string::npos);
+    // the preview is said as one, with its GA release
+    auto preview = run("13.4.0");
+    ASSERT_FALSE(preview);
+    EXPECT_EQ(preview.error().message,
+              "CUDA 13.4.0 was a developer preview, superseded by 13.4.1: NVIDIA published no "
+              "index for it");
+    // 13.4 is the GA release, and 13 the newest installable, saying 13.5 was passed over
+    auto ga = run("13.4");
+    ASSERT_TRUE(ga);
+    EXPECT_EQ(ga->cuda->version.str(), "13.4.2");
+    auto major = run("13");
+    ASSERT_TRUE(major);
+    EXPECT_EQ(major->cuda->version.str(), "13.4.2");
+    ASSERT_FALSE(major->notes.empty());
+    EXPECT_NE(major->notes.back().find("CUDA 13.5 is released"), std::string::npos);
+
+    auto spec = parse_spec("13.5", {});
+    ASSERT_TRUE(spec);
+    auto d = describe(catalog(), *spec, {});
+    ASSERT_TRUE(d) << d.error().message;
+    ASSERT_NE(d->announced, nullptr);
+    EXPECT_EQ(d->res.cuda, nullptr);
+    EXPECT_FALSE(d->res.installable());
+    EXPECT_EQ(d->announced->driver_branch, 620u);
+    EXPECT_TRUE(d->announced->driver_branch_inferred);
+    EXPECT_TRUE(d->announced->release_date.empty()); // not read: never guessed
+}
+
+// A later manifests set that carries the release (cuda/13.5.0.json) makes it installable with
+// no new binary: a release the catalog has wins over its announcement.
+TEST(ResolveAnnounced, AReleaseTheManifestsHaveWinsOverItsAnnouncement) {
+    Catalog c = catalog();
+    CudaRelease r = *c.find_cuda(v("13.4.2"));
+    r.version = v("13.5.0");
+    c.cuda.push_back(r);
+    auto spec = parse_spec("13.5", {});
+    ASSERT_TRUE(spec);
+    auto res = resolve(c, *spec, {});
+    ASSERT_TRUE(res) << res.error().message;
+    EXPECT_EQ(res->cuda->version.str(), "13.5.0");
+    EXPECT_TRUE(res->installable());
+    auto d = describe(c, *spec, {});
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->announced, nullptr);
+    EXPECT_EQ(announced_for(c, v("13.5")), nullptr);
+}
+
+// From 13.4 cuda_compat comes from the newest per-driver index the manifests know for the
+// release's minor (driver-indexes.json: 620.70.06 and 620.70.10 carry it for 13.5), with
+// NVIDIA's sha256 and size; on a platform no known index has it, it is not known.
+TEST(ResolveCompat, From134ItComesFromTheNewestDriverIndexForTheMinor) {
+    Catalog c = catalog();
+    ASSERT_EQ(c.driver_indexes.size(), 3u);
+    CudaRelease r = *c.find_cuda(v("13.4.2"));
+    r.version = v("13.5.0");
+    c.cuda.push_back(r);
+    ResolveOptions o;
+    o.compat = true;
+    auto spec = parse_spec("13.5", {});
+    ASSERT_TRUE(spec);
+    auto res = resolve(c, *spec, o);
+    ASSERT_TRUE(res) << res.error().message;
+    EXPECT_TRUE(res->compat);
+    const ResolvedArchive* compat = nullptr;
+    for (const auto& a : res->archives) {
+        compat = a.component == "cuda_compat" ? &a : compat;
+    }
+    ASSERT_NE(compat, nullptr);
+    EXPECT_EQ(compat->version.str(), "620.70.10");
+    EXPECT_EQ(compat->artifact.path,
+              "nvidia-driver/redist/cuda_compat/linux-x86_64/"
+              "cuda_compat-linux-x86_64-620.70.10_cuda13.5-archive.tar.xz");
+    EXPECT_EQ(compat->artifact.sha256,
+              "103b8788dced53b16701fd10b2037ac9fa4c6de3a6e672dc95ee731f55d45a07");
+    EXPECT_EQ(compat->artifact.size, 105296524u);
+    // a release whose own index has cuda_compat keeps its own (13.3.1, though 610.57.04's
+    // index carries cuda_compat for 13.3 too)
+    auto own = run("13.3", o);
+    ASSERT_TRUE(own);
+    for (const auto& a : own->archives) {
+        if (a.component == "cuda_compat") {
+            EXPECT_EQ(a.artifact.path.rfind("cuda/redist/", 0), 0u) << a.artifact.path;
+        }
+    }
+    // the index known without the platform: not known, naming what is
+    for (auto& d : c.driver_indexes) {
+        d.compat.erase("linux-sbsa");
+    }
+    o.platform = "linux-sbsa";
+    auto sbsa = resolve(c, *spec, o);
+    ASSERT_FALSE(sbsa);
+    EXPECT_EQ(sbsa.error().code, ErrorCode::not_found);
+    EXPECT_NE(sbsa.error().message.find("are not known"), std::string::npos);
+    EXPECT_NE(sbsa.error().message.find("driver 620.70.10's, whose cuda_compat for CUDA 13.5 is "
+                                        "known for linux-x86_64 only, not linux-sbsa"),
+              std::string::npos)
+        << sbsa.error().message;
 }
