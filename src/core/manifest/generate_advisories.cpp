@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string trim(std::string_view s) {
+std::string trimmed(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
         s.remove_prefix(1);
     }
@@ -41,7 +41,7 @@ bool eat_suffix(std::string& s, std::string_view suffix) {
     if (s.size() >= suffix.size() &&
         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0) {
         s.erase(s.size() - suffix.size());
-        s = trim(s);
+        s = trimmed(s);
         return true;
     }
     return false;
@@ -50,7 +50,7 @@ bool eat_suffix(std::string& s, std::string_view suffix) {
 /// "12.9 Update 1" -> 12.9.1; "CUDA Toolkit 13.0" -> 13.0; "JP6.x: 36.4.4" -> 36.4.4; "36.4.6
 /// and newer" -> 36.4.6. None for anything else (IGX 1.1, nvJPEG 25.03, Kernel SRU 1035).
 std::optional<Version> version_words(std::string s) {
-    s = trim(s);
+    s = trimmed(s);
     eat(s, "CUDA Toolkit ");
     if (s.size() > 6 && s[0] == 'J' && s[1] == 'P') {
         auto colon = s.find(": ");
@@ -106,7 +106,7 @@ Result<json> read_json(const fs::path& file) {
     return parse_json_text(text, file.string());
 }
 
-struct Bad {
+struct RefError {
     std::string file;
 
     Error operator()(const std::string& what) const {
@@ -114,29 +114,30 @@ struct Bad {
     }
 };
 
-std::string str(const json& o, const char* key) {
+std::string ref_text(const json& o, const char* key) {
     auto it = o.find(key);
     return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-Result<std::vector<Cve>> cves_of(const Bad& bad, const json& bulletin) {
+Result<std::vector<Cve>> cves_of(const RefError& bad, const json& bulletin) {
     std::vector<Cve> out;
     auto it = bulletin.find("cves");
     if (it == bulletin.end() || !it->is_array()) {
-        return bad("bulletin " + str(bulletin, "bulletin") + " has no 'cves' list");
+        return bad("bulletin " + ref_text(bulletin, "bulletin") + " has no 'cves' list");
     }
     for (const auto& c : *it) {
         Cve cve;
-        cve.id = str(c, "cve");
+        cve.id = ref_text(c, "cve");
         if (auto s = c.find("cvss"); s != c.end() && s->is_number()) {
             cve.cvss = s->get<double>();
         }
-        auto sev = severity_of(str(c, "severity"));
+        auto sev = severity_of(ref_text(c, "severity"));
         if (cve.id.empty() || !sev) {
-            return bad("bulletin " + str(bulletin, "bulletin") + ": a CVE without id or severity");
+            return bad("bulletin " + ref_text(bulletin, "bulletin") +
+                       ": a CVE without id or severity");
         }
         cve.severity = *sev;
-        cve.summary = str(c, "description");
+        cve.summary = ref_text(c, "description");
         out.push_back(std::move(cve));
     }
     return out;
@@ -156,19 +157,19 @@ void rate(Advisory& a) {
 
 Advisory header(const json& b) {
     Advisory a;
-    a.id = "NVIDIA-" + str(b, "bulletin");
+    a.id = "NVIDIA-" + ref_text(b, "bulletin");
     a.kind = "security";
-    a.title = str(b, "title");
-    a.url = str(b, "url");
-    a.published = str(b, "initial_release_date");
-    if (auto updated = str(b, "current_release_date"); updated != a.published) {
+    a.title = ref_text(b, "title");
+    a.url = ref_text(b, "url");
+    a.published = ref_text(b, "initial_release_date");
+    if (auto updated = ref_text(b, "current_release_date"); updated != a.published) {
         a.updated = updated;
     }
-    a.source = str(b, "source");
+    a.source = ref_text(b, "source");
     return a;
 }
 
-Result<Advisory> driver_bulletin(const Bad& bad, const json& b) {
+Result<Advisory> driver_bulletin(const RefError& bad, const json& b) {
     Advisory a = header(b);
     a.cves = CUDAENV_TRY(cves_of(bad, b));
     rate(a);
@@ -196,7 +197,7 @@ Result<Advisory> driver_bulletin(const Bad& bad, const json& b) {
                 slot = parsed;
             }
         }
-        if (auto first = str(row, "first_fixed"); !first.empty()) {
+        if (auto first = ref_text(row, "first_fixed"); !first.empty()) {
             consumer = Version::try_parse(first);
         }
         if (!consumer && datacenter) {
@@ -227,22 +228,22 @@ Result<Advisory> driver_bulletin(const Bad& bad, const json& b) {
 }
 
 /// 5861: known only from the opening bytes of two CVE files.
-Result<Advisory> partial_driver_bulletin(const Bad& bad, const json& b) {
+Result<Advisory> partial_driver_bulletin(const RefError& bad, const json& b) {
     Advisory a = header(b);
-    a.title = str(b, "title");
+    a.title = ref_text(b, "title");
     if (a.title.empty()) {
-        a.title = "Security Bulletin: NVIDIA GPU Display Driver (bulletin " + str(b, "bulletin") +
-                  ", known in part)";
+        a.title = "Security Bulletin: NVIDIA GPU Display Driver (bulletin " +
+                  ref_text(b, "bulletin") + ", known in part)";
     }
-    a.partial = str(b, "status");
-    auto sev = severity_of(str(b, "aggregate_severity"));
+    a.partial = ref_text(b, "status");
+    auto sev = severity_of(ref_text(b, "aggregate_severity"));
     if (!sev || a.partial.empty()) {
         return bad(a.id + ": a partial bulletin needs its status and aggregate severity");
     }
     a.severity = *sev;
     json known = b.value("known_cves", json::array());
     for (const auto& c : known) {
-        a.cves.push_back(Cve{str(c, "cve"), std::nullopt, Severity::none, {}});
+        a.cves.push_back(Cve{ref_text(c, "cve"), std::nullopt, Severity::none, {}});
         json rows = c.value("linux_first_fixed", json::object());
         for (const auto& [name, v] : rows.items()) {
             auto branch = Version::try_parse(name.size() > 1 ? name.substr(1) : "");
@@ -254,7 +255,7 @@ Result<Advisory> partial_driver_bulletin(const Bad& bad, const json& b) {
             r.product = AdvisoryProduct::driver;
             r.branch = branch->major();
             r.fixed = fixed;
-            r.note = "from " + str(c, "cve") + " alone (" + str(c, "products") + ")";
+            r.note = "from " + ref_text(c, "cve") + " alone (" + ref_text(c, "products") + ")";
             a.affects.push_back(std::move(r));
         }
     }
@@ -265,7 +266,7 @@ Result<Advisory> partial_driver_bulletin(const Bad& bad, const json& b) {
 }
 
 /// Toolkit, container toolkit and Jetson bulletins: rows of {product, affected, fixed_in}.
-Result<Advisory> product_bulletin(const Bad& bad, const json& b, AdvisoryProduct product) {
+Result<Advisory> product_bulletin(const RefError& bad, const json& b, AdvisoryProduct product) {
     Advisory a = header(b);
     a.cves = CUDAENV_TRY(cves_of(bad, b));
     rate(a);
@@ -274,9 +275,9 @@ Result<Advisory> product_bulletin(const Bad& bad, const json& b, AdvisoryProduct
         return bad(a.id + ": no 'affected_and_fixed' rows");
     }
     for (const auto& row : *rows) {
-        std::string name = str(row, "product");
-        std::string affected = str(row, "affected");
-        std::string fixed_in = str(row, "fixed_in");
+        std::string name = ref_text(row, "product");
+        std::string affected = ref_text(row, "affected");
+        std::string fixed_in = ref_text(row, "fixed_in");
         bool ours = product == AdvisoryProduct::toolkit ? name == "NVIDIA CUDA Toolkit"
                     : product == AdvisoryProduct::container_toolkit
                         ? name == "NVIDIA Container Toolkit"
@@ -341,11 +342,11 @@ Result<Advisory> product_bulletin(const Bad& bad, const json& b, AdvisoryProduct
 } // namespace
 
 std::optional<AffectedBound> parse_affected(std::string_view text) {
-    std::string s = trim(text);
+    std::string s = trimmed(text);
     AffectedBound out;
     if (auto open = s.find(" ("); open != std::string::npos && s.back() == ')') {
         out.note = s.substr(open + 2, s.size() - open - 3);
-        s = trim(s.substr(0, open));
+        s = trimmed(s.substr(0, open));
     }
     if (eat(s, "All versions prior to ")) {
         out.inclusive = false;
@@ -373,12 +374,12 @@ Result<std::optional<Advisories>> generate_advisories(const fs::path& ref, Gener
     if (!fs::exists(file, ec)) {
         return std::optional<Advisories>{};
     }
-    Bad bad{file.string()};
+    RefError bad{file.string()};
     auto doc = CUDAENV_TRY(read_json(file));
     Advisories out;
-    out.sources.push_back(str(doc, "_about"));
+    out.sources.push_back(ref_text(doc, "_about"));
     std::string gathered = "Gathered ";
-    if (auto about = str(doc, "_about"); about.find(gathered) != std::string::npos) {
+    if (auto about = ref_text(doc, "_about"); about.find(gathered) != std::string::npos) {
         out.as_of = about.substr(about.find(gathered) + gathered.size(), 10);
     }
     json drivers = doc.value("driver_bulletins", json::array());
@@ -404,11 +405,11 @@ Result<std::optional<Advisories>> generate_advisories(const fs::path& ref, Gener
         auto cur = CUDAENV_TRY(read_json(ours));
         json as_manifest = {{"schema", std::string(k_schema)},
                             {"kind", "advisories"},
-                            {"as_of", str(cur, "as_of")},
-                            {"sources", json::array({str(cur, "about")})},
+                            {"as_of", ref_text(cur, "as_of")},
+                            {"sources", json::array({ref_text(cur, "about")})},
                             {"advisories", cur.value("advisories", json::array())}};
         auto curated = CUDAENV_TRY(parse_advisories(as_manifest, ours.string()));
-        out.sources.push_back(str(cur, "about"));
+        out.sources.push_back(ref_text(cur, "about"));
         for (auto& a : curated.advisories) {
             out.advisories.push_back(std::move(a));
         }

@@ -14,14 +14,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_file = "cudnn-redist-excerpts-2026.json";
+constexpr const char* k_excerpts_file = "cudnn-redist-excerpts-2026.json";
 
 Error excerpt_error(const std::string& what) {
     return Error(ErrorCode::integrity,
-                 std::string("generating manifests: ") + k_file + ": " + what);
+                 std::string("generating manifests: ") + k_excerpts_file + ": " + what);
 }
 
-std::string text_of(const json& obj, const char* key) {
+std::string excerpt_text(const json& obj, const char* key) {
     auto it = obj.find(key);
     return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -29,10 +29,10 @@ std::string text_of(const json& obj, const char* key) {
 /// One archive of the excerpt: NVIDIA's relative_path is relative to cudnn/redist/.
 Result<Artifact> archive_of(const json& a, const std::string& where) {
     Artifact art;
-    std::string rel = text_of(a, "relative_path");
+    std::string rel = excerpt_text(a, "relative_path");
     art.path = "cudnn/redist/" + rel;
-    art.sha256 = text_of(a, "sha256");
-    std::string size = text_of(a, "size");
+    art.sha256 = excerpt_text(a, "sha256");
+    std::string size = excerpt_text(a, "size");
     if (rel.empty() || !is_safe_relative_path(art.path) || !is_sha256_hex(art.sha256) ||
         size.empty() || size.size() > 19 ||
         !std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -73,7 +73,7 @@ CudnnBuild& build_of(CudnnRelease& r, const std::string& label) {
 } // namespace
 
 Result<std::size_t> apply_cudnn_excerpts(const fs::path& ref, std::vector<CudnnRelease>& releases) {
-    auto path = ref / k_file;
+    auto path = ref / k_excerpts_file;
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         return std::size_t{0};
@@ -86,8 +86,8 @@ Result<std::size_t> apply_cudnn_excerpts(const fs::path& ref, std::vector<CudnnR
     }
     std::size_t applied = 0;
     for (const auto& e : *list) {
-        std::string label = text_of(e, "release_label");
-        auto version = Version::try_parse(text_of(e, "version"));
+        std::string label = excerpt_text(e, "release_label");
+        auto version = Version::try_parse(excerpt_text(e, "version"));
         auto known = e.find("archives_known");
         if (!version || version->size() != 4 || label.empty() ||
             !Version::try_parse(label)->is_prefix_of(*version) || known == e.end() ||
@@ -108,7 +108,7 @@ Result<std::size_t> apply_cudnn_excerpts(const fs::path& ref, std::vector<CudnnR
         }
         CudnnRelease& r = *it;
         if (r.release_date.empty()) {
-            r.release_date = text_of(e, "release_date");
+            r.release_date = excerpt_text(e, "release_date");
         }
         for (const auto& [platform, variants] : known->items()) {
             if (!is_platform(platform) || !variants.is_object()) {
@@ -155,7 +155,8 @@ Result<std::size_t> apply_cudnn_excerpts(const fs::path& ref, std::vector<CudnnR
         PartlyKnown part;
         part.index = "cudnn/redist/redistrib_" + label + ".json";
         part.source = std::string("the opening of NVIDIA's index page ") + part.index +
-                      " (data/reference/" + k_file + "); the rest of the index is not known";
+                      " (data/reference/" + k_excerpts_file +
+                      "); the rest of the index is not known";
         for (const auto& u : e.value("archives_unknown", json::array())) {
             if (!u.is_string()) {
                 return excerpt_error(label + ": archives_unknown must hold strings");

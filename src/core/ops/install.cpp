@@ -88,14 +88,14 @@ bool has_compat(const store::Root& root, const std::string& name) {
 
 /// The installed version's libcublas patch ("13.4.1" of "cublas 13.4.1") and profile; empty
 /// when it is not installed or holds the release's own cuBLAS.
-struct Installed {
+struct InstalledNow {
     bool found = false;
     std::string patch;
     std::string profile;
 };
 
-Installed installed_state(const store::Root& root, const std::string& name) {
-    Installed out;
+InstalledNow installed_state(const store::Root& root, const std::string& name) {
+    InstalledNow out;
     auto rec = store::read_version_record(root.version_dir(name));
     if (!rec) {
         return out;

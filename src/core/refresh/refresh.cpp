@@ -153,8 +153,9 @@ Result<ReferencePlan> plan_reference(const fs::path& reference, const Inputs& in
                 bundled,
                 "NVIDIA's index " + std::string("compute/") + input + ", saved byte for byte as " +
                     name + " (sha256 " + sha256_hex(text) + ")"));
+            const std::string wanted = label; // clang 14: a lambda cannot capture a binding
             auto known = std::find_if(patches.begin(), patches.end(), [&](const ojson& p) {
-                return p.value("release_label", "") == label;
+                return p.value("release_label", "") == wanted;
             });
             std::error_code ec;
             if (fs::exists(reference / name, ec)) {
