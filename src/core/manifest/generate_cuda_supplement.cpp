@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
 
 namespace cudaenv::manifest {
 
@@ -32,19 +32,40 @@ bool not_found(const std::string& s) {
     return s.rfind("NOT FOUND", 0) == 0 || s.rfind("NOT READ", 0) == 0;
 }
 
+bool digits(std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// (no <regex>: GCC 12 warns maybe-uninitialized inside it at -O1 under ASan, and -Werror)
 bool plain_date(const std::string& s) {
-    static const std::regex date(R"(\d{4}-\d{2}-\d{2})");
-    return std::regex_match(s, date);
+    return s.size() == 10 && s[4] == '-' && s[7] == '-' && digits(s.substr(0, 4)) &&
+           digits(s.substr(5, 2)) && digits(s.substr(8, 2));
 }
 
 /// "cuda_13_5" -> 13.5, "cuda_13_4_0" -> 13.4.0; other keys -> nothing.
 std::optional<Version> announced_key(const std::string& key) {
-    static const std::regex re(R"(cuda_(\d+(?:_\d+){1,2}))");
-    std::smatch m;
-    if (!std::regex_match(key, m, re)) {
+    if (key.rfind("cuda_", 0) != 0) {
         return std::nullopt;
     }
-    std::string v = m[1].str();
+    std::string v = key.substr(5);
+    std::size_t parts = 0;
+    std::size_t start = 0;
+    while (true) {
+        auto end = v.find('_', start);
+        if (!digits(std::string_view(v).substr(start,
+                                               end == std::string::npos ? v.npos : end - start))) {
+            return std::nullopt;
+        }
+        ++parts;
+        if (end == std::string::npos) {
+            break;
+        }
+        start = end + 1;
+    }
+    if (parts < 2 || parts > 3) {
+        return std::nullopt;
+    }
     std::replace(v.begin(), v.end(), '_', '.');
     return Version::try_parse(v);
 }
@@ -61,18 +82,24 @@ announced_of(const Version& version, const json& e, const std::vector<CudaReleas
         r.preview = true;
         // NVIDIA's words: "The CUDA Toolkit 13.4 GA release is versioned 13.4.1 and supersedes
         // the 13.4.0 developer preview."
-        static const std::regex ga(R"(versioned (\d+\.\d+\.\d+) and supersedes)");
-        std::smatch m;
-        if (!std::regex_search(status, m, ga)) {
+        constexpr std::string_view lead = "versioned ";
+        auto at = status.find(lead);
+        auto tail =
+            at == std::string::npos ? std::string::npos : status.find(" and supersedes", at);
+        std::string ga = at == std::string::npos || tail == std::string::npos
+                             ? std::string()
+                             : status.substr(at + lead.size(), tail - at - lead.size());
+        auto ga_version = Version::try_parse(ga);
+        if (!ga_version || ga_version->size() != 3) {
             return supplement_error(where + ": a developer preview without the release that "
                                             "supersedes it");
         }
-        r.superseded_by = Version::try_parse(m[1].str());
+        r.superseded_by = ga_version;
         bool known = std::any_of(cuda.begin(), cuda.end(), [&](const CudaRelease& c) {
             return r.superseded_by && c.version == *r.superseded_by;
         });
         if (!known) {
-            return supplement_error(where + ": superseded by " + m[1].str() +
+            return supplement_error(where + ": superseded by " + ga +
                                     ", which the reference does not describe");
         }
     } else {
@@ -92,10 +119,16 @@ announced_of(const Version& version, const json& e, const std::vector<CudaReleas
     }
     if (auto d = e.find("driver_requirement"); d != e.end() && d->is_object()) {
         std::string inferred = text_of(*d, "inferred_branch");
-        static const std::regex branch(R"(R(\d{3,4})\b.*)");
-        std::smatch m;
-        if (std::regex_match(inferred, m, branch)) {
-            r.driver_branch = static_cast<unsigned>(std::stoul(m[1].str()));
+        // "R620 ..." : R and 3 or 4 digits, then the end or a non-word character
+        std::size_t n = 0;
+        while (1 + n < inferred.size() && inferred[1 + n] >= '0' && inferred[1 + n] <= '9') {
+            ++n;
+        }
+        bool word_end =
+            1 + n == inferred.size() ||
+            !(std::isalnum(static_cast<unsigned char>(inferred[1 + n])) || inferred[1 + n] == '_');
+        if (!inferred.empty() && inferred[0] == 'R' && n >= 3 && n <= 4 && word_end) {
+            r.driver_branch = static_cast<unsigned>(std::stoul(inferred.substr(1, n)));
             r.driver_branch_inferred = true; // the key says so: the notes' row was not read
             r.driver_source = inferred;
             if (auto ev = text_of(*d, "evidence"); !ev.empty()) {
